@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lruopt.h - shared declarations of the lruopt livepatch module.
+ */
+#ifndef _LRUOPT_H
+#define _LRUOPT_H
+
+#include <linux/kobject.h>
+#include <linux/livepatch.h>
+#include <linux/percpu.h>
+#include <linux/sysfs.h>
+#include "lruopt_compat.h"
+
+#define LRUOPT_VERSION "0.2.0"
+
+/**
+ * struct lruopt_counters - a set of per-cpu event counters shown under stats/
+ * @names: one sysfs file name per counter, NULL-terminated
+ * @is_max: optional, same length as @names: aggregate by max, not by sum
+ * @vals: per-cpu array of counters, allocated by lruopt_counters_init()
+ * @nr: number of counters (computed)
+ * @attrs: the generated attributes (private to lruopt_main.c)
+ * @group: the "stats" attribute group (private to lruopt_main.c)
+ */
+struct lruopt_counters {
+	const char *const *names;
+	const bool *is_max;
+	u64 __percpu *vals;
+	unsigned int nr;
+	struct lruopt_counter_attr *attrs;
+	struct attribute_group group;
+};
+
+/**
+ * struct lruopt_feature - one replaced kernel hot path and its sysfs directory
+ * @name: directory name under /sys/kernel/lruopt
+ * @enabled: the feature switch; the hot path reads it with READ_ONCE()
+ * @supported: false when the running kernel has nothing to replace
+ * @funcs: the livepatch functions of this feature, terminated by { }
+ * @attrs: feature-specific files (knobs), NULL-terminated, may be NULL
+ * @counters: the feature's stats/ files, may be NULL
+ * @init: allocate state; runs before the patch is enabled, so it must not
+ *        touch any unexported kernel symbol (they are resolved later)
+ * @exit: free state; runs after the patch is gone
+ * @kobj: the feature's directory (private to lruopt_main.c)
+ */
+struct lruopt_feature {
+	const char *name;
+	bool enabled;
+	bool supported;
+	const struct klp_func *funcs;
+	struct attribute **attrs;
+	struct lruopt_counters *counters;
+	int (*init)(void);
+	void (*exit)(void);
+	struct kobject *kobj;
+};
+
+extern bool lruopt_enabled;
+extern struct lruopt_feature lruopt_drain_feature;
+extern struct lruopt_feature lruopt_munlock_feature;
+extern struct lruopt_feature lruopt_memcg_feature;
+
+/* True when the master switch and the feature's switch are both on. */
+static inline bool lruopt_active(const struct lruopt_feature *f)
+{
+	return READ_ONCE(lruopt_enabled) && READ_ONCE(f->enabled);
+}
+
+static inline void lruopt_count(struct lruopt_counters *c, unsigned int i,
+				u64 n)
+{
+	this_cpu_add(c->vals[i], n);
+}
+
+/* Raise a per-cpu maximum; the reader takes the max over all CPUs. */
+static inline void lruopt_count_max(struct lruopt_counters *c, unsigned int i,
+				    u64 v)
+{
+	preempt_disable();
+	if (v > __this_cpu_read(c->vals[i]))
+		__this_cpu_write(c->vals[i], v);
+	preempt_enable();
+}
+
+int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
+		      unsigned int max, unsigned int *res);
+ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
+
+#endif /* _LRUOPT_H */

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lruopt_main.c - module entry: kernel binding, the livepatch, the sysfs tree.
+ *
+ * lruopt replaces three LRU hot paths of the running kernel through one
+ * livepatch (see README.md): lru_add_drain_all() (lruopt_drain.c), the
+ * mlock/munlock page walk mlock_pte_range() (lruopt_munlock.c) and, where
+ * the kernel still has cgroup-v1 charge moving, folio_memcg_lock()/unlock()
+ * (lruopt_memcg.c).  Every replacement keeps a stock path that runs whenever
+ * /sys/kernel/lruopt/enabled or the feature's own switch is 0.
+ *
+ * Binding to the kernel is done at build time, not guessed at run time:
+ *  - private structure layouts are static_asserted against the target's BTF
+ *    (lruopt_compat.h, scripts/btf-layout);
+ *  - unexported symbols become livepatch relocations (scripts/klp-convert),
+ *    reached only by direct calls, which keeps the module IBT-safe;
+ *  - the kernel's UTS version is recorded, and a different kernel build is
+ *    refused here, before anything is registered.
+ *
+ * Ordering rule: the livepatch relocations are written by klp_enable_patch().
+ * Until it returns 0 no code path may touch an unexported symbol, so all the
+ * state and the sysfs tree are set up first (sysfs handlers never use such
+ * symbols) and klp_enable_patch() is the last step of init.  Once it has
+ * succeeded nothing in init can fail any more: a livepatch cannot be
+ * unwound synchronously from init.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/utsname.h>
+#include "lruopt.h"
+
+bool lruopt_enabled = true;
+module_param_named(enabled, lruopt_enabled, bool, 0444);
+MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (default 1)");
+
+static char *fault_target;
+module_param(fault_target, charp, 0444);
+MODULE_PARM_DESC(fault_target,
+		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path");
+
+static struct lruopt_feature *const lruopt_features[] = {
+	&lruopt_drain_feature,
+	&lruopt_munlock_feature,
+	&lruopt_memcg_feature,
+};
+
+static struct kobject *lruopt_kobj;
+static struct klp_func *lruopt_funcs;
+static struct klp_object lruopt_objs[2];
+static struct klp_patch lruopt_patch = {
+	.mod = THIS_MODULE,
+	.objs = lruopt_objs,
+};
+static char *lruopt_fault_name;
+
+/* ---------------------------------------------------------------- parsing */
+
+/**
+ * lruopt_parse_uint - parse one unsigned decimal value written to sysfs
+ * @buf: the written bytes (sysfs NUL-terminates them at @count)
+ * @count: number of bytes written
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ * @res: where the value goes; untouched on error
+ *
+ * Accepts what kstrtouint() accepts (one optional trailing newline) and
+ * rejects embedded NUL bytes, which kstrtouint() would silently stop at.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
+		      unsigned int max, unsigned int *res)
+{
+	unsigned int v;
+
+	if (strnlen(buf, count) != count || kstrtouint(buf, 10, &v))
+		return -EINVAL;
+	if (v < min || v > max)
+		return -EINVAL;
+	*res = v;
+	return 0;
+}
+
+/**
+ * lruopt_store_bool - store a strict 0|1 sysfs write into a switch
+ * @buf: the written bytes
+ * @count: number of bytes written
+ * @var: the switch; unchanged unless the input is exactly 0 or 1
+ *
+ * Return: @count or -EINVAL.
+ */
+ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var)
+{
+	unsigned int v;
+	int ret = lruopt_parse_uint(buf, count, 0, 1, &v);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(*var, v);
+	return count;
+}
+
+/* ------------------------------------------------------------ root files */
+
+static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(lruopt_enabled));
+}
+
+static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	return lruopt_store_bool(buf, count, &lruopt_enabled);
+}
+
+static struct kobj_attribute enabled_attr = __ATTR_RW_MODE(enabled, 0644);
+
+static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%s\n", LRUOPT_VERSION);
+}
+
+static struct kobj_attribute version_attr = __ATTR_RO(version);
+
+static ssize_t targets_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	const struct klp_func *fn;
+	int i, len = 0;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		if (!lruopt_features[i]->supported)
+			continue;
+		for (fn = lruopt_features[i]->funcs; fn->old_name; fn++)
+			len += sysfs_emit_at(buf, len, "%s %s\n", fn->old_name,
+					     lruopt_features[i]->name);
+	}
+	return len;
+}
+
+static struct kobj_attribute targets_attr = __ATTR_RO(targets);
+
+static struct attribute *lruopt_root_attrs[] = {
+	&enabled_attr.attr,
+	&version_attr.attr,
+	&targets_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group lruopt_root_group = {
+	.attrs = lruopt_root_attrs,
+};
+
+/* ------------------------------------------------ per-feature switches */
+
+static struct lruopt_feature *lruopt_feature_of(struct kobject *kobj)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->kobj == kobj)
+			return lruopt_features[i];
+	return NULL;
+}
+
+static ssize_t feature_enabled_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  READ_ONCE(lruopt_feature_of(kobj)->enabled));
+}
+
+static ssize_t feature_enabled_store(struct kobject *kobj,
+				     struct kobj_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct lruopt_feature *f = lruopt_feature_of(kobj);
+	unsigned int v;
+
+	if (lruopt_parse_uint(buf, count, 0, 1, &v))
+		return -EINVAL;
+	/* A feature the kernel has no path for cannot be switched on. */
+	if (v && !f->supported)
+		return -EINVAL;
+	WRITE_ONCE(f->enabled, v);
+	return count;
+}
+
+static struct kobj_attribute feature_enabled_attr =
+	__ATTR(enabled, 0644, feature_enabled_show, feature_enabled_store);
+
+static struct attribute *lruopt_feature_attrs[] = {
+	&feature_enabled_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group lruopt_feature_group = {
+	.attrs = lruopt_feature_attrs,
+};
+
+/* ---------------------------------------------------------- stats files */
+
+struct lruopt_counter_attr {
+	struct kobj_attribute kattr;
+	struct lruopt_counters *set;
+	unsigned int idx;
+};
+
+static ssize_t counter_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	struct lruopt_counter_attr *ca =
+		container_of(attr, struct lruopt_counter_attr, kattr);
+	struct lruopt_counters *c = ca->set;
+	bool is_max = c->is_max && c->is_max[ca->idx];
+	u64 v = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		u64 x = *per_cpu_ptr(&c->vals[ca->idx], cpu);
+
+		v = is_max ? max(v, x) : v + x;
+	}
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* stats/reset: writing 0 clears every counter of the set. */
+static ssize_t reset_store(struct kobject *kobj, struct kobj_attribute *attr,
+			   const char *buf, size_t count)
+{
+	struct lruopt_counter_attr *ca =
+		container_of(attr, struct lruopt_counter_attr, kattr);
+	struct lruopt_counters *c = ca->set;
+	unsigned int v, i;
+	int cpu;
+
+	if (lruopt_parse_uint(buf, count, 0, 0, &v))
+		return -EINVAL;
+	/*
+	 * Racy against concurrent increments by design: a reset is a test and
+	 * benchmark aid, and a count that lands during it is simply kept.
+	 */
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < c->nr; i++)
+			WRITE_ONCE(*per_cpu_ptr(&c->vals[i], cpu), 0);
+	return count;
+}
+
+static void lruopt_counters_exit(struct lruopt_counters *c)
+{
+	kfree(c->attrs);
+	kfree(c->group.attrs);
+	free_percpu(c->vals);
+	c->attrs = NULL;
+	c->group.attrs = NULL;
+	c->vals = NULL;
+}
+
+static int lruopt_counters_init(struct lruopt_counters *c)
+{
+	unsigned int i;
+
+	for (c->nr = 0; c->names[c->nr]; c->nr++)
+		;
+	c->vals = __alloc_percpu(sizeof(u64) * c->nr, __alignof__(u64));
+	/* nr counters plus the reset file */
+	c->attrs = kcalloc(c->nr + 1, sizeof(*c->attrs), GFP_KERNEL);
+	c->group.attrs = kcalloc(c->nr + 2, sizeof(*c->group.attrs),
+				 GFP_KERNEL);
+	if (!c->vals || !c->attrs || !c->group.attrs) {
+		lruopt_counters_exit(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i <= c->nr; i++) {
+		struct lruopt_counter_attr *ca = &c->attrs[i];
+
+		sysfs_attr_init(&ca->kattr.attr);
+		ca->set = c;
+		ca->idx = i;
+		if (i < c->nr) {
+			ca->kattr.attr.name = c->names[i];
+			ca->kattr.attr.mode = 0444;
+			ca->kattr.show = counter_show;
+		} else {
+			ca->kattr.attr.name = "reset";
+			ca->kattr.attr.mode = 0200;
+			ca->kattr.store = reset_store;
+		}
+		c->group.attrs[i] = &ca->kattr.attr;
+	}
+	c->group.name = "stats";
+	return 0;
+}
+
+/* ------------------------------------------------------------ the tree */
+
+static void lruopt_feature_exit(struct lruopt_feature *f)
+{
+	if (f->kobj) {
+		kobject_put(f->kobj);
+		f->kobj = NULL;
+	}
+	if (f->counters)
+		lruopt_counters_exit(f->counters);
+	if (f->exit)
+		f->exit();
+}
+
+static int lruopt_feature_init(struct lruopt_feature *f)
+{
+	struct attribute_group knobs = { .attrs = f->attrs };
+	int ret;
+
+	if (f->init) {
+		ret = f->init();
+		if (ret)
+			return ret;
+	}
+	if (f->counters) {
+		ret = lruopt_counters_init(f->counters);
+		if (ret)
+			goto err;
+	}
+	ret = -ENOMEM;
+	f->kobj = kobject_create_and_add(f->name, lruopt_kobj);
+	if (!f->kobj)
+		goto err;
+	ret = sysfs_create_group(f->kobj, &lruopt_feature_group);
+	if (!ret && f->attrs)
+		ret = sysfs_create_group(f->kobj, &knobs);
+	if (!ret && f->counters)
+		ret = sysfs_create_group(f->kobj, &f->counters->group);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	/* kobject_put() removes whatever groups were created */
+	lruopt_feature_exit(f);
+	return ret;
+}
+
+/* ---------------------------------------------------------- the patch */
+
+static int lruopt_build_patch(void)
+{
+	const struct klp_func *fn;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->supported)
+			for (fn = lruopt_features[i]->funcs; fn->old_name; fn++)
+				n++;
+	/* klp_func carries core-private state: give it a zeroed copy */
+	lruopt_funcs = kcalloc(n + 1, sizeof(*lruopt_funcs), GFP_KERNEL);
+	if (!lruopt_funcs)
+		return -ENOMEM;
+	n = 0;
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		if (!lruopt_features[i]->supported)
+			continue;
+		for (fn = lruopt_features[i]->funcs; fn->old_name; fn++) {
+			lruopt_funcs[n].old_name = fn->old_name;
+			lruopt_funcs[n].new_func = fn->new_func;
+			if (fault_target && !strcmp(fault_target, fn->old_name)) {
+				lruopt_fault_name = kasprintf(GFP_KERNEL,
+							      "%s_lruopt_fault",
+							      fn->old_name);
+				if (!lruopt_fault_name)
+					return -ENOMEM;
+				lruopt_funcs[n].old_name = lruopt_fault_name;
+			}
+			n++;
+		}
+	}
+	if (fault_target && !lruopt_fault_name) {
+		pr_err("fault_target=%s is not one of this kernel's targets\n",
+		       fault_target);
+		return -EINVAL;
+	}
+	lruopt_objs[0].funcs = lruopt_funcs;	/* .name NULL: vmlinux */
+	return 0;
+}
+
+static void lruopt_free_patch(void)
+{
+	kfree(lruopt_funcs);
+	kfree(lruopt_fault_name);
+	lruopt_funcs = NULL;
+	lruopt_fault_name = NULL;
+}
+
+/*
+ * The module was built and layout-checked for one kernel build.  The
+ * release string is already enforced by vermagic; the version string tells
+ * apart two builds that share a release (e.g. a Debian point update that kept
+ * the ABI name), whose private layouts or static symbols may still differ.
+ */
+static int lruopt_check_kernel(void)
+{
+	const char *running = init_uts_ns.name.version;
+
+	if (strcmp(running, LRUOPT_BUILT_UTS_VERSION)) {
+		pr_err("refusing to load: built and layout-checked for %s \"%s\", running \"%s\"; rebuild lruopt for this kernel\n",
+		       LRUOPT_BUILT_UTS_RELEASE, LRUOPT_BUILT_UTS_VERSION,
+		       running);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static void lruopt_teardown(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(lruopt_features) - 1; i >= 0; i--)
+		lruopt_feature_exit(lruopt_features[i]);
+	kobject_put(lruopt_kobj);
+	lruopt_kobj = NULL;
+	lruopt_free_patch();
+}
+
+static int __init lruopt_init(void)
+{
+	int i, ret;
+
+	ret = lruopt_check_kernel();
+	if (ret)
+		return ret;
+
+	lruopt_kobj = kobject_create_and_add("lruopt", kernel_kobj);
+	if (!lruopt_kobj)
+		return -ENOMEM;
+	ret = sysfs_create_group(lruopt_kobj, &lruopt_root_group);
+	if (ret)
+		goto err;
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		ret = lruopt_feature_init(lruopt_features[i]);
+		if (ret)
+			goto err;
+	}
+	ret = lruopt_build_patch();
+	if (ret)
+		goto err;
+
+	ret = klp_enable_patch(&lruopt_patch);
+	if (ret) {
+		/* livepatch has logged which symbol or function it lacks */
+		pr_err("refusing to load: livepatch could not bind to this kernel (%d); nothing was patched\n",
+		       ret);
+		goto err;
+	}
+	if (!lruopt_memcg_feature.supported)
+		pr_info("memcg: not applicable on this kernel: %s\n",
+			LRUOPT_MEMCG_WHY);
+	pr_info("loaded %s for %s (%s line); patching started\n",
+		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
+	return 0;
+err:
+	lruopt_teardown();
+	return ret;
+}
+
+/*
+ * Runs only after the livepatch has been disabled and its transition has
+ * completed (the patch holds a module reference until then), so no task
+ * executes a replaced function any more; features still cancel their own
+ * asynchronous work in their exit hooks.
+ */
+static void __exit lruopt_exit(void)
+{
+	lruopt_teardown();
+}
+
+module_init(lruopt_init);
+module_exit(lruopt_exit);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("lruopt developers");
+MODULE_DESCRIPTION("Livepatch: batched, pending-aware LRU drain, munlock walk and memcg page-stat lock");
+MODULE_VERSION(LRUOPT_VERSION);
+MODULE_INFO(livepatch, "Y");

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lruopt_memcg.c - a pending-aware memcg page-stat lock.
+ *
+ * folio_memcg_lock() (6.1 mm/memcontrol.c) pins a folio's memcg binding while
+ * a page-state counter (mapped, dirty, writeback) is updated.  The memcg can
+ * only change under cgroup-v1 charge moving (move_charge_at_immigrate), so
+ * the stock fast path is: rcu_read_lock(), load folio->memcg_data, load that
+ * memcg's moving_account, return.  This is the successor of KAMEZAWA
+ * Hiroyuki's "take the move lock only while a move is in progress"
+ * (seeds/004).
+ *
+ * The replacement answers the common case with one global, read-mostly load:
+ * mem_cgroup_can_attach() publishes mc.moving_task before
+ * mem_cgroup_move_charge() raises any memcg's moving_account, and clears it
+ * only after moving_account went back to zero.  So "no charge move anywhere"
+ * is mc.moving_task == NULL, and otherwise the stock per-memcg test follows.
+ *
+ * Exactness: the mover raises moving_account and then waits in
+ * synchronize_rcu() before moving anything.  A locker that read
+ * mc.moving_task == NULL inside its RCU read section either finishes that
+ * section before the grace period ends (before any folio moves), or began it
+ * after the grace period started, in which case RCU guarantees it sees the
+ * earlier store of mc.moving_task and takes the stock path.  That is the very
+ * argument stock makes for moving_account, one level up.
+ *
+ * Livepatch consistency: during a transition, and on 6.1 always through
+ * unlock_page_memcg() (which calls the static __folio_memcg_unlock()
+ * directly), a task can lock with one version and unlock with the other.
+ * Both versions share one protocol, unchanged from stock: rcu_read_lock() is
+ * always taken; move_lock is taken only on the slow path and then
+ * move_lock_task = current and move_lock_flags are recorded; unlock releases
+ * move_lock iff move_lock_task == current, then drops RCU.  The new lock
+ * takes move_lock in exactly the cases stock does (moving_account > 0 implies
+ * mc.moving_task != NULL), so any mix of old and new lock/unlock is balanced.
+ *
+ * Debian's 6.12 has no charge moving (CONFIG_MEMCG_V1=n, folio_memcg_lock()
+ * is an empty inline): there the feature reports supported=0.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/memcontrol.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include "lruopt.h"
+
+enum { CS_FAST, CS_SLOW, CS_RETRIES, CS_STOCK, CS_NR };
+
+static const char *const memcg_stat_names[CS_NR + 1] = {
+	[CS_FAST] = "fast",
+	[CS_SLOW] = "slow",
+	[CS_RETRIES] = "retries",
+	[CS_STOCK] = "stock",
+};
+
+static struct lruopt_counters memcg_stats = { .names = memcg_stat_names };
+
+static ssize_t supported_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", lruopt_memcg_feature.supported);
+}
+
+static struct kobj_attribute supported_attr = __ATTR_RO(supported);
+
+static struct attribute *memcg_attrs[] = {
+	&supported_attr.attr,
+	NULL,
+};
+
+#if LRUOPT_HAVE_MEMCG_MOVE
+
+/*
+ * The stock slow path of folio_memcg_lock(): called with RCU held and a
+ * memcg that may be moving.  Identical protocol to stock (see above).
+ */
+static void memcg_lock_slow(struct folio *folio, struct mem_cgroup *memcg)
+{
+	unsigned long flags;
+
+again:
+	if (atomic_read(&memcg->moving_account) <= 0)
+		return;
+	lruopt_count(&memcg_stats, CS_SLOW, 1);
+	spin_lock_irqsave(&memcg->move_lock, flags);
+	if (memcg != folio_memcg(folio)) {
+		spin_unlock_irqrestore(&memcg->move_lock, flags);
+		lruopt_count(&memcg_stats, CS_RETRIES, 1);
+		memcg = folio_memcg(folio);
+		if (unlikely(!memcg))
+			return;
+		goto again;
+	}
+	/*
+	 * Several fast-path RCU sections and one move_lock holder can coexist
+	 * when a move begins: record the holder for the unlock.
+	 */
+	memcg->move_lock_task = current;
+	memcg->move_lock_flags = flags;
+}
+
+/**
+ * lruopt_folio_memcg_lock - replacement for folio_memcg_lock()
+ * @folio: the folio whose memcg binding must stay stable
+ *
+ * Same contract and same lock state as stock; see the file comment.
+ */
+static void lruopt_folio_memcg_lock(struct folio *folio)
+{
+	struct mem_cgroup *memcg;
+
+	/* Held throughout the transaction, as stock: moving starts with a GP */
+	rcu_read_lock();
+	if (lruopt_active(&lruopt_memcg_feature)) {
+		if (likely(!READ_ONCE(mc.moving_task))) {
+			lruopt_count(&memcg_stats, CS_FAST, 1);
+			return;
+		}
+	} else {
+		lruopt_count(&memcg_stats, CS_STOCK, 1);
+	}
+	if (mem_cgroup_disabled())
+		return;
+	memcg = folio_memcg(folio);
+	if (unlikely(!memcg))
+		return;
+	memcg_lock_slow(folio, memcg);
+}
+
+/**
+ * lruopt_folio_memcg_unlock - replacement for folio_memcg_unlock()
+ * @folio: the folio passed to the matching lock
+ *
+ * Releases move_lock iff this task holds it, whichever version took it.
+ */
+static void lruopt_folio_memcg_unlock(struct folio *folio)
+{
+	struct mem_cgroup *memcg = folio_memcg(folio);
+
+	if (memcg && memcg->move_lock_task == current) {
+		unsigned long flags = memcg->move_lock_flags;
+
+		memcg->move_lock_task = NULL;
+		memcg->move_lock_flags = 0;
+		spin_unlock_irqrestore(&memcg->move_lock, flags);
+	}
+	rcu_read_unlock();
+}
+
+static const struct klp_func memcg_funcs[] = {
+	{
+		.old_name = "folio_memcg_lock",
+		.new_func = lruopt_folio_memcg_lock,
+	},
+	{
+		.old_name = "folio_memcg_unlock",
+		.new_func = lruopt_folio_memcg_unlock,
+	},
+	{ }
+};
+
+#else
+
+static const struct klp_func memcg_funcs[] = { { } };
+
+#endif /* LRUOPT_HAVE_MEMCG_MOVE */
+
+struct lruopt_feature lruopt_memcg_feature = {
+	.name = "memcg",
+	.enabled = LRUOPT_HAVE_MEMCG_MOVE,
+	.supported = LRUOPT_HAVE_MEMCG_MOVE,
+	.funcs = memcg_funcs,
+	.attrs = memcg_attrs,
+	.counters = &memcg_stats,
+};
