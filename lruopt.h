@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * lruopt.h - shared declarations of the lruopt livepatch module.
+ * Shared declarations of the lruopt livepatch module.
  */
 #ifndef _LRUOPT_H
 #define _LRUOPT_H

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * lruopt_compat.h - every difference between the supported kernels.
+ * Every difference between the supported kernels.
  *
  * lruopt supports exactly two kernel lines: Debian 12's 6.1 and the 6.12
  * line Debian ships for 12 and 13.  Everything that differs between them
  * lives here, so that the feature files contain no #if inside functions.
+ * Which one the target is, is read from the target's own BTF (which private
+ * structures exist), not from version numbers: lruopt_btf.h defines
+ * LRUOPT_BTF_<struct>__SIZE for each structure the kernel has.
  *
  * Private structures (declared inside mm/ .c files, so no header has them) are
  * mirrored here and each offset and size is checked at build time against
@@ -21,7 +24,6 @@
 #ifndef _LRUOPT_COMPAT_H
 #define _LRUOPT_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/local_lock.h>
 #include <linux/pagevec.h>
 #include <linux/mm.h>
@@ -34,16 +36,6 @@
 #include <linux/stddef.h>
 #include "lruopt_btf.h"
 
-#define LRUOPT_ASSERT_SIZE(mirror, kname)				\
-	static_assert(sizeof(struct mirror) == LRUOPT_BTF_##kname##__SIZE, \
-		      "struct " #kname " changed size in the target kernel")
-#define LRUOPT_ASSERT_MEMBER(mirror, kname, m, km)			\
-	static_assert(offsetof(struct mirror, m) ==			\
-		      LRUOPT_BTF_##kname##__##km##__OFF &&		\
-		      sizeof_field(struct mirror, m) ==			\
-		      LRUOPT_BTF_##kname##__##km##__SIZE,		\
-		      "struct " #kname "." #km " moved in the target kernel")
-
 /* Unexported symbols common to both kernels (resolved by livepatch). */
 extern struct workqueue_struct *mm_percpu_wq;
 void __lru_add_drain_all(bool force_all_cpus);
@@ -52,8 +44,11 @@ bool has_bh_in_lru(int cpu, void *dummy);
 void invalidate_bh_lrus_cpu(void);
 void mlock_folio(struct folio *folio);
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0) && \
-	LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+/*
+ * A failing static_assert() below names the member of the kernel's private
+ * structure that no longer matches this mirror: the target kernel changed.
+ */
+#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
 /* ------------------------------------------------------------- 6.12 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.12"
@@ -69,18 +64,32 @@ struct lruopt_cpu_fbatches {
 	local_lock_t lock_irq;
 	struct folio_batch lru_move_tail;
 };
-LRUOPT_ASSERT_SIZE(lruopt_cpu_fbatches, cpu_fbatches);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches, lru_add, lru_add);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_deactivate_file, lru_deactivate_file);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_deactivate, lru_deactivate);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_lazyfree, lru_lazyfree);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_activate, lru_activate);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_move_tail, lru_move_tail);
+
+static_assert(sizeof(struct lruopt_cpu_fbatches) == LRUOPT_BTF_cpu_fbatches__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_add) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_add__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_add) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_add__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_lazyfree) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_lazyfree) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_activate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_activate__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_activate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_activate__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_move_tail) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_move_tail__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_move_tail) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_move_tail__SIZE);
 DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_drain(int cpu);
@@ -197,13 +206,7 @@ static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
 	       has_bh_in_lru(cpu, NULL);
 }
 
-/* memcg charge moving: gone from Debian's 6.12 (CONFIG_MEMCG_V1=n). */
-#define LRUOPT_HAVE_MEMCG_MOVE 0
-#define LRUOPT_MEMCG_WHY "CONFIG_MEMCG_V1 is off: no charge moving, folio_memcg_lock() is an empty inline"
-
-#else
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0) && \
-	LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#elif defined(LRUOPT_BTF_mlock_pvec__SIZE)
 /* -------------------------------------------------------------- 6.1 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.1"
@@ -213,8 +216,12 @@ struct lruopt_lru_rotate {
 	local_lock_t lock;
 	struct folio_batch fbatch;
 };
-LRUOPT_ASSERT_SIZE(lruopt_lru_rotate, lru_rotate);
-LRUOPT_ASSERT_MEMBER(lruopt_lru_rotate, lru_rotate, fbatch, fbatch);
+
+static_assert(sizeof(struct lruopt_lru_rotate) == LRUOPT_BTF_lru_rotate__SIZE);
+static_assert(offsetof(struct lruopt_lru_rotate, fbatch) ==
+	      LRUOPT_BTF_lru_rotate__fbatch__OFF);
+static_assert(sizeof_field(struct lruopt_lru_rotate, fbatch) ==
+	      LRUOPT_BTF_lru_rotate__fbatch__SIZE);
 DECLARE_PER_CPU(struct lruopt_lru_rotate, lru_rotate);
 
 struct lruopt_cpu_fbatches {
@@ -225,15 +232,28 @@ struct lruopt_cpu_fbatches {
 	struct folio_batch lru_lazyfree;
 	struct folio_batch activate;
 };
-LRUOPT_ASSERT_SIZE(lruopt_cpu_fbatches, cpu_fbatches);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches, lru_add, lru_add);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_deactivate_file, lru_deactivate_file);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_deactivate, lru_deactivate);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches,
-		     lru_lazyfree, lru_lazyfree);
-LRUOPT_ASSERT_MEMBER(lruopt_cpu_fbatches, cpu_fbatches, activate, activate);
+
+static_assert(sizeof(struct lruopt_cpu_fbatches) == LRUOPT_BTF_cpu_fbatches__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_add) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_add__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_add) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_add__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, lru_lazyfree) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_lazyfree) ==
+	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__SIZE);
+static_assert(offsetof(struct lruopt_cpu_fbatches, activate) ==
+	      LRUOPT_BTF_cpu_fbatches__activate__OFF);
+static_assert(sizeof_field(struct lruopt_cpu_fbatches, activate) ==
+	      LRUOPT_BTF_cpu_fbatches__activate__SIZE);
 DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_page_drain(int cpu);
@@ -279,6 +299,7 @@ static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
 	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
 
 	return folio_batch_count(&fb->lru_add) ||
+	       /* irq-locked by its owner: racy peek, as stock */
 	       data_race(folio_batch_count(&per_cpu(lru_rotate.fbatch, cpu))) ||
 	       folio_batch_count(&fb->lru_deactivate_file) ||
 	       folio_batch_count(&fb->lru_deactivate) ||
@@ -294,9 +315,22 @@ static inline void munlock_folio(struct folio *folio)
 	munlock_page(&folio->page);
 }
 
+#else
+#error "target kernel has neither mlock_pvec (6.1) nor mlock_fbatch (6.12)"
+#endif
+
+/*
+ * cgroup-v1 charge moving exists iff the kernel has its context (Debian's
+ * 6.12 is built with CONFIG_MEMCG_V1=n: folio_memcg_lock() is an empty
+ * inline there and there is nothing to replace).
+ */
+#if defined(LRUOPT_BTF_move_charge_struct__SIZE)
+#define LRUOPT_HAVE_MEMCG_MOVE 1
+#define LRUOPT_MEMCG_WHY ""
+
 /* mm/memcontrol.c: the charge-moving context, "static struct ... mc" */
 struct lruopt_move_charge_struct {
-	spinlock_t lock;
+	spinlock_t lock;		/* for from, to (never taken here) */
 	struct mm_struct *mm;
 	struct mem_cgroup *from;
 	struct mem_cgroup *to;
@@ -307,18 +341,17 @@ struct lruopt_move_charge_struct {
 	struct task_struct *moving_task;
 	wait_queue_head_t waitq;
 };
-LRUOPT_ASSERT_SIZE(lruopt_move_charge_struct, move_charge_struct);
-LRUOPT_ASSERT_MEMBER(lruopt_move_charge_struct, move_charge_struct,
-		     moving_task, moving_task);
+
+static_assert(sizeof(struct lruopt_move_charge_struct) ==
+	      LRUOPT_BTF_move_charge_struct__SIZE);
+static_assert(offsetof(struct lruopt_move_charge_struct, moving_task) ==
+	      LRUOPT_BTF_move_charge_struct__moving_task__OFF);
+static_assert(sizeof_field(struct lruopt_move_charge_struct, moving_task) ==
+	      LRUOPT_BTF_move_charge_struct__moving_task__SIZE);
 extern struct lruopt_move_charge_struct mc;
-
-/* memcg charge moving (cgroup v1 move_charge_at_immigrate) exists. */
-#define LRUOPT_HAVE_MEMCG_MOVE 1
-#define LRUOPT_MEMCG_WHY ""
-
 #else
-#error "lruopt supports the 6.1 and 6.12 kernel lines only"
-#endif
+#define LRUOPT_HAVE_MEMCG_MOVE 0
+#define LRUOPT_MEMCG_WHY "no cgroup-v1 charge moving (CONFIG_MEMCG_V1=n): folio_memcg_lock() is an empty inline"
 #endif
 
 #endif /* _LRUOPT_COMPAT_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lruopt_drain.c - a batched, pending-aware, bounded lru_add_drain_all().
+ * A batched, pending-aware, bounded lru_add_drain_all().
  *
  * Stock __lru_add_drain_all() (mm/swap.c) takes one global mutex, queues the
  * per-cpu lru_add_drain_work on every CPU whose batches hold something and
@@ -30,8 +30,8 @@
  * __lru_add_drain_all(false), the kernel's own code, mutex and work items.
  *
  * Generations.  drain_gen is a global counter.  A caller takes
- * g = ++drain_gen after a full barrier (A), so every folio batch store made
- * on this CPU before the call is visible to the remote checks that follow.
+ * g = ++drain_gen with a fully ordered atomic (A), so its earlier stores are
+ * ordered before the remote checks that follow.
  * For each remote CPU that needs draining it raises slot->requested to at
  * least g (B) and queues the slot's work.  The work function reads
  * slot->requested (C) *after* the workqueue core cleared PENDING (which is
@@ -179,8 +179,11 @@ static struct drain_caller *drain_caller_get(unsigned long ip)
 
 	for (i = 0; i < DRAIN_MAX_CALLERS; i++) {
 		c = &drain_callers[i];
-		if (READ_ONCE(c->ip) == ip)
-			return smp_load_acquire(&c->ready) ? c : &drain_caller_other;
+		if (READ_ONCE(c->ip) != ip)
+			goto next;
+		/* pairs with the release in the claim below: sym and class */
+		return smp_load_acquire(&c->ready) ? c : &drain_caller_other;
+next:
 		if (!READ_ONCE(c->ip) && !cmpxchg(&c->ip, 0, ip))
 			goto claimed;
 	}
@@ -189,6 +192,7 @@ claimed:
 	sprint_symbol_no_offset(buf, ip);
 	strscpy(c->sym, buf, sizeof(c->sym));
 	c->class = drain_classify(c->sym);
+	/* publish sym and class: pairs with the acquires of ->ready */
 	smp_store_release(&c->ready, 1);
 	return c;
 }
@@ -228,17 +232,22 @@ static void drain_workfn(struct work_struct *work)
 	wake_up_all(&drain_wq);
 }
 
+/* Has @cpu's slot completed a drain run that covers generation @gen? */
+static bool drain_slot_done(int cpu, unsigned long gen)
+{
+	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
+
+	/* (E): pairs with (D) in drain_workfn() */
+	return (long)(smp_load_acquire(&slot->done) - gen) >= 0;
+}
+
 static bool drain_done(const struct cpumask *wait, unsigned long gen)
 {
 	int cpu;
 
-	for_each_cpu(cpu, wait) {
-		/* (E): pairs with (D) */
-		unsigned long done = smp_load_acquire(&per_cpu_ptr(drain_slots, cpu)->done);
-
-		if ((long)(done - gen) < 0)
+	for_each_cpu(cpu, wait)
+		if (!drain_slot_done(cpu, gen))
 			return false;
-	}
 	return true;
 }
 
@@ -278,8 +287,11 @@ static bool drain_all(struct drain_caller *c, bool relaxed,
 	int cpu, self, skipped = 0, timed_out = 0;
 	bool full = true;
 
-	/* (A): make this CPU's batch stores visible before the remote checks */
-	smp_mb();
+	/*
+	 * (A): a value-returning atomic is fully ordered, so everything this
+	 * task did before the call (including folio batch stores made on a
+	 * CPU it has since left) is ordered before the remote peeks below.
+	 */
 	gen = atomic_long_inc_return(&drain_gen);
 
 	/*
@@ -319,7 +331,7 @@ static bool drain_all(struct drain_caller *c, bool relaxed,
 					ns_to_ktime((u64)timeout_us * NSEC_PER_USEC))) {
 		/* Late CPUs keep their queued work: it runs when it can. */
 		for_each_cpu(cpu, wait)
-			if ((long)(smp_load_acquire(&per_cpu_ptr(drain_slots, cpu)->done) - gen) < 0)
+			if (!drain_slot_done(cpu, gen))
 				timed_out++;
 	}
 
@@ -498,8 +510,11 @@ static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	int i, len;
 
-	len = sysfs_emit(buf, "# symbol class calls cpus_queued inline_drains skipped timed_out coalesced wait_ns_total wait_ns_max\n");
+	len = sysfs_emit(buf, "# symbol class calls cpus_queued %s %s\n",
+			 "inline_drains skipped timed_out coalesced",
+			 "wait_ns_total wait_ns_max");
 	for (i = 0; i < DRAIN_MAX_CALLERS; i++)
+		/* pairs with the release that published the entry */
 		if (smp_load_acquire(&drain_callers[i].ready))
 			len += drain_caller_emit(buf, len, &drain_callers[i]);
 	if (atomic64_read(&drain_caller_other.calls))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lruopt_main.c - module entry: kernel binding, the livepatch, the sysfs tree.
+ * Module entry: kernel binding, the livepatch, the sysfs tree.
  *
  * lruopt replaces three LRU hot paths of the running kernel through one
  * livepatch (see README.md): lru_add_drain_all() (lruopt_drain.c), the
@@ -55,6 +55,7 @@ static struct klp_patch lruopt_patch = {
 	.mod = THIS_MODULE,
 	.objs = lruopt_objs,
 };
+
 static char *lruopt_fault_name;
 
 /* ---------------------------------------------------------------- parsing */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lruopt_memcg.c - a pending-aware memcg page-stat lock.
+ * A pending-aware memcg page-stat lock.
  *
  * folio_memcg_lock() (6.1 mm/memcontrol.c) pins a folio's memcg binding while
  * a page-state counter (mapped, dirty, writeback) is updated.  The memcg can

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lruopt_munlock.c - a batched mlock/munlock page walk.
+ * A batched mlock/munlock page walk.
  *
  * mlock(), munlock(), mlockall() and friends change VM_LOCKED on a VMA and
  * then walk its page tables with mlock_pte_range() (mm/mlock.c), which hands
@@ -267,7 +267,7 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 	pte_t *start_pte, *pte;
 	unsigned int step;
 	struct folio *folio;
-	spinlock_t *ptl;
+	spinlock_t *ptl;	/* the PTE (or huge PMD) lock */
 	bool act;
 
 	ptl = pmd_trans_huge_lock(pmd, vma);
