@@ -178,14 +178,20 @@ static struct drain_caller *drain_caller_get(unsigned long ip)
 	int i;
 
 	for (i = 0; i < DRAIN_MAX_CALLERS; i++) {
+		unsigned long cur;
+
 		c = &drain_callers[i];
-		if (READ_ONCE(c->ip) != ip)
-			goto next;
+		cur = READ_ONCE(c->ip);
+		/* claim a free slot; losing the race to the same ip is a hit */
+		if (!cur) {
+			cur = cmpxchg(&c->ip, 0, ip);
+			if (!cur)
+				goto claimed;
+		}
+		if (cur != ip)
+			continue;
 		/* pairs with the release in the claim below: sym and class */
 		return smp_load_acquire(&c->ready) ? c : &drain_caller_other;
-next:
-		if (!READ_ONCE(c->ip) && !cmpxchg(&c->ip, 0, ip))
-			goto claimed;
 	}
 	return &drain_caller_other;
 claimed:
