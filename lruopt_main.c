@@ -406,6 +406,16 @@ static int lruopt_check_kernel(void)
 {
 	const char *running = init_uts_ns.name.version;
 
+	/*
+	 * PREEMPT_RT turns the lruvec lock and local_locks into sleeping locks
+	 * and changes what "interrupts off for one batch" means; the batching
+	 * and the inline drain have not been validated there.
+	 */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		pr_err("refusing to load: PREEMPT_RT kernels are not supported\n");
+		return -EOPNOTSUPP;
+	}
+
 	if (strcmp(running, LRUOPT_BUILT_UTS_VERSION)) {
 		pr_err("refusing to load: built and layout-checked for %s \"%s\", running \"%s\"; rebuild lruopt for this kernel\n",
 		       LRUOPT_BUILT_UTS_RELEASE, LRUOPT_BUILT_UTS_VERSION,
