@@ -85,6 +85,7 @@ static inline void lruopt_count_max(struct lruopt_counters *c, unsigned int i,
 
 int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
 		      unsigned int max, unsigned int *res);
+int lruopt_parse_bool(const char *buf, size_t count, bool *res);
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
 
 #endif /* _LRUOPT_H */

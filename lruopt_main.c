@@ -87,6 +87,27 @@ int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
 }
 
 /**
+ * lruopt_parse_bool - parse a 0|1 sysfs write strictly
+ * @buf: the written bytes
+ * @count: number of bytes written
+ * @res: where the value goes; untouched on error
+ *
+ * Exactly "0" or "1", optionally followed by one newline: a switch is not a
+ * place for "01", "+1", "on" or "y".
+ *
+ * Return: 0 or -EINVAL.
+ */
+int lruopt_parse_bool(const char *buf, size_t count, bool *res)
+{
+	if (count == 2 && buf[1] == '\n')
+		count = 1;
+	if (count != 1 || (buf[0] != '0' && buf[0] != '1'))
+		return -EINVAL;
+	*res = buf[0] == '1';
+	return 0;
+}
+
+/**
  * lruopt_store_bool - store a strict 0|1 sysfs write into a switch
  * @buf: the written bytes
  * @count: number of bytes written
@@ -96,8 +117,8 @@ int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
  */
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var)
 {
-	unsigned int v;
-	int ret = lruopt_parse_uint(buf, count, 0, 1, &v);
+	bool v;
+	int ret = lruopt_parse_bool(buf, count, &v);
 
 	if (ret)
 		return ret;
@@ -182,9 +203,9 @@ static ssize_t feature_enabled_store(struct kobject *kobj,
 				     const char *buf, size_t count)
 {
 	struct lruopt_feature *f = lruopt_feature_of(kobj);
-	unsigned int v;
+	bool v;
 
-	if (lruopt_parse_uint(buf, count, 0, 1, &v))
+	if (lruopt_parse_bool(buf, count, &v))
 		return -EINVAL;
 	/* A feature the kernel has no path for cannot be switched on. */
 	if (v && !f->supported)
