@@ -369,6 +369,14 @@ err:
 
 /* ---------------------------------------------------------- the patch */
 
+static void lruopt_free_patch(void)
+{
+	kfree(lruopt_funcs);
+	kfree(lruopt_fault_name);
+	lruopt_funcs = NULL;
+	lruopt_fault_name = NULL;
+}
+
 static int lruopt_build_patch(void)
 {
 	const struct klp_func *fn;
@@ -394,7 +402,7 @@ static int lruopt_build_patch(void)
 							      "%s_lruopt_fault",
 							      fn->old_name);
 				if (!lruopt_fault_name)
-					return -ENOMEM;
+					goto nomem;
 				lruopt_funcs[n].old_name = lruopt_fault_name;
 			}
 			n++;
@@ -403,18 +411,14 @@ static int lruopt_build_patch(void)
 	if (fault_target && !lruopt_fault_name) {
 		pr_err("fault_target=%s is not one of this kernel's targets\n",
 		       fault_target);
+		lruopt_free_patch();
 		return -EINVAL;
 	}
 	lruopt_objs[0].funcs = lruopt_funcs;	/* .name NULL: vmlinux */
 	return 0;
-}
-
-static void lruopt_free_patch(void)
-{
-	kfree(lruopt_funcs);
-	kfree(lruopt_fault_name);
-	lruopt_funcs = NULL;
-	lruopt_fault_name = NULL;
+nomem:
+	lruopt_free_patch();
+	return -ENOMEM;
 }
 
 /*
@@ -446,20 +450,30 @@ static int lruopt_check_kernel(void)
 	return 0;
 }
 
-static void lruopt_teardown(void)
+/* Undo lruopt_features_init() for the first @n features, last first. */
+static void lruopt_features_exit(int n)
 {
-	int i;
+	while (n-- > 0)
+		lruopt_feature_exit(lruopt_features[n]);
+}
 
-	for (i = ARRAY_SIZE(lruopt_features) - 1; i >= 0; i--)
-		lruopt_feature_exit(lruopt_features[i]);
-	kobject_put(lruopt_kobj);
-	lruopt_kobj = NULL;
-	lruopt_free_patch();
+static int lruopt_features_init(void)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		ret = lruopt_feature_init(lruopt_features[i]);
+		if (ret) {
+			lruopt_features_exit(i);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int __init lruopt_init(void)
 {
-	int i, ret;
+	int ret;
 
 	ret = lruopt_check_kernel();
 	if (ret)
@@ -470,22 +484,21 @@ static int __init lruopt_init(void)
 		return -ENOMEM;
 	ret = sysfs_create_group(lruopt_kobj, &lruopt_root_group);
 	if (ret)
-		goto err;
-	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
-		ret = lruopt_feature_init(lruopt_features[i]);
-		if (ret)
-			goto err;
-	}
+		goto err_kobj;
+	ret = lruopt_features_init();
+	if (ret)
+		goto err_kobj;
 	ret = lruopt_build_patch();
 	if (ret)
-		goto err;
+		goto err_features;
 
+	/* Last step: see the ordering rule at the top of this file. */
 	ret = klp_enable_patch(&lruopt_patch);
 	if (ret) {
 		/* livepatch has logged which symbol or function it lacks */
 		pr_err("refusing to load: livepatch could not bind to this kernel (%d); nothing was patched\n",
 		       ret);
-		goto err;
+		goto err_patch;
 	}
 	if (!lruopt_memcg_feature.supported)
 		pr_info("memcg: not applicable on this kernel: %s\n",
@@ -493,8 +506,13 @@ static int __init lruopt_init(void)
 	pr_info("loaded %s for %s (%s line); patching started\n",
 		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
 	return 0;
-err:
-	lruopt_teardown();
+
+err_patch:
+	lruopt_free_patch();
+err_features:
+	lruopt_features_exit(ARRAY_SIZE(lruopt_features));
+err_kobj:
+	kobject_put(lruopt_kobj);
 	return ret;
 }
 
@@ -502,11 +520,14 @@ err:
  * Runs only after the livepatch has been disabled and its transition has
  * completed (the patch holds a module reference until then), so no task
  * executes a replaced function any more; features still cancel their own
- * asynchronous work in their exit hooks.
+ * asynchronous work in their exit hooks.  Mirrors the unwind ladder of
+ * lruopt_init().
  */
 static void __exit lruopt_exit(void)
 {
-	lruopt_teardown();
+	lruopt_free_patch();
+	lruopt_features_exit(ARRAY_SIZE(lruopt_features));
+	kobject_put(lruopt_kobj);
 }
 
 module_init(lruopt_init);
