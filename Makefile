@@ -7,6 +7,14 @@
 #   make check                the test suite: both stock kernels, in QEMU
 #   make demo                 the A/B benchmark: both stock kernels, in QEMU
 #   make deps                 install the Debian packages the above need
+#   make style                checkpatch --strict on the module sources
+#   make sparse / make w1     sparse (C=2) / W=1 builds for both stock kernels
+#   make kerneldoc            kernel-doc -Wall, and docs on non-static functions
+#   make install / uninstall  host install into /lib/modules/KVER/updates/
+#   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
+#   make dkms-remove          remove it from DKMS for all kernels
+#   make check-rt             the PREEMPT_RT refusal test (Debian's RT kernel)
+#   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #
 # Each kernel gets its own build directory, build/<kver>/, holding symlinks
 # to the sources, the generated BTF layout header and the module.
@@ -81,4 +89,129 @@ clean:
 	rm -rf build lruopt.ko
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,21p' Makefile
+
+# ------------------------------------------------------------ quality gates
+
+.PHONY: tools w1 kerneldoc install uninstall dkms-install dkms-remove \
+	check-rt debug-kernel
+
+# The stock kernels the gates build for (override: KERNELS="<kver> ...").
+KERNELS = $(shell scripts/kernels)
+MODULE_SRCS := $(wildcard lruopt_*.c lruopt*.h)
+
+# checkpatch.pl and its data files are not in linux-headers: take them (and
+# 6.1's kernel-doc, the fallback below) from Debian's linux-source-6.1, once.
+KSRC_TARBALL := /usr/src/linux-source-6.1.tar.xz
+TOOLS := build/tools/scripts
+TOOL_FILES := checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc
+
+tools: $(TOOLS)/checkpatch.pl
+
+$(TOOLS)/checkpatch.pl:
+	@test -r $(KSRC_TARBALL) || { echo "lruopt: $(KSRC_TARBALL) missing:" \
+		"apt-get install linux-source-6.1 (make deps)" >&2; exit 1; }
+	rm -rf build/tools.tmp && mkdir -p build/tools.tmp
+	tar -xJf $(KSRC_TARBALL) -C build/tools.tmp --strip-components=1 \
+		$(addprefix linux-source-6.1/scripts/,$(TOOL_FILES))
+	rm -rf build/tools && mv build/tools.tmp build/tools
+
+# checkpatch --strict: any error, warning or check fails.
+style: $(TOOLS)/checkpatch.pl
+	perl $(TOOLS)/checkpatch.pl --strict --no-tree --show-types --terse \
+		--file $(MODULE_SRCS)
+	@echo "style: $(words $(MODULE_SRCS)) files checkpatch --strict clean"
+
+# sparse on every source (C=2) for each stock kernel: fails on any sparse or
+# compiler warning; log in build/<kver>.sparse.log.  SPARSE_FLAGS goes to
+# sparse (CF=), e.g. SPARSE_FLAGS=-Wno-context.
+# w1: the same with the compiler's W=1 warnings (log build/<kver>.w1.log).
+GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
+GATE_w1 = W=1
+sparse w1: | build
+	@bad=0; for k in $(KERNELS); do \
+		log=build/$$k.$@.log; \
+		echo "$@: $$k: $(GATE_$@)"; \
+		if ! $(MAKE) --no-print-directory KVER=$$k $(GATE_$@) module \
+			>$$log 2>&1; then \
+			echo "$@: $$k: build failed, see $$log" >&2; bad=1; \
+		fi; \
+		w=$$(grep -E '(warning|error):' $$log | \
+			sed "s#$(CURDIR)/build/$$k/##" | sort -u); \
+		if [ -n "$$w" ]; then echo "$$w"; bad=1; fi; \
+		echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)"; \
+	done; exit $$bad
+
+build:
+	mkdir -p $@
+
+# kernel-doc of each installed kernel (else 6.1's from linux-source):
+# -Wall (6.1: -v) warnings fail, and so does a non-static function without
+# a kernel-doc comment.
+KERNELDOC ?= $(or $(wildcard /usr/src/linux-headers-*-common/scripts/kernel-doc),\
+	$(TOOLS)/kernel-doc)
+kerneldoc: $(if $(filter $(TOOLS)/%,$(KERNELDOC)),$(TOOLS)/checkpatch.pl)
+	python3 scripts/kdoc-check $(addprefix --kernel-doc ,$(KERNELDOC)) \
+		$(MODULE_SRCS)
+
+# Plain host install of build/KVER/lruopt.ko into
+# /lib/modules/KVER/$(INSTALL_MOD_DIR) (default updates/, which depmod ranks
+# above the kernel's own tree), then depmod.  Not kbuild's modules_install:
+# on Debian's headers that tries to sign with the absent distribution key
+# (and on 6.12 would xz the module first).  SIGN_KEY=<key> SIGN_CERT=<der
+# cert> signs the installed copy for Secure Boot (e.g. the DKMS MOK key,
+# README "Secure Boot").  INSTALL_MOD_PATH= for a staging root.
+INSTALL_MOD_DIR ?= updates
+MOD_DEST = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+DEPMOD = depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+
+install: module
+	install -D -m 0644 $(B)/lruopt.ko $(MOD_DEST)/lruopt.ko
+ifneq ($(SIGN_KEY),)
+	$(KDIR)/scripts/sign-file sha256 $(SIGN_KEY) $(SIGN_CERT) \
+		$(MOD_DEST)/lruopt.ko
+endif
+	$(DEPMOD)
+
+uninstall:
+	rm -f $(MOD_DEST)/lruopt.ko
+	$(DEPMOD)
+
+# DKMS: copy what the build needs to /usr/src/lruopt-VER (dkms.conf with
+# the version of lruopt.h), add it, build and install it for DKMS_KERNELS
+# (default: KVER), replacing an earlier registration of the same version.
+DKMS_VER := $(shell sed -n 's/^\#define LRUOPT_VERSION "\(.*\)"/\1/p' lruopt.h)
+DKMS_SRC := /usr/src/lruopt-$(DKMS_VER)
+DKMS_KERNELS ?= $(KVER)
+
+dkms-install:
+	@command -v dkms >/dev/null || { echo "lruopt: dkms is not installed:" \
+		"scripts/deps --dkms" >&2; exit 1; }
+	@test -n "$(DKMS_VER)" || { echo "lruopt: no LRUOPT_VERSION in lruopt.h" >&2; exit 1; }
+	if [ -n "$$(dkms status lruopt/$(DKMS_VER) 2>/dev/null)" ]; then \
+		dkms remove lruopt/$(DKMS_VER) --all; fi
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)/scripts
+	cp Makefile $(SRCS) $(DKMS_SRC)/
+	cp scripts/btf-layout scripts/klp-convert $(DKMS_SRC)/scripts/
+	sed 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(DKMS_VER)"/' dkms.conf \
+		>$(DKMS_SRC)/dkms.conf
+	dkms add lruopt/$(DKMS_VER)
+	set -e; for k in $(DKMS_KERNELS); do \
+		dkms install lruopt/$(DKMS_VER) -k $$k; done
+	dkms status lruopt
+
+dkms-remove:
+	if [ -n "$$(dkms status lruopt/$(DKMS_VER) 2>/dev/null)" ]; then \
+		dkms remove lruopt/$(DKMS_VER) --all; fi
+	rm -rf $(DKMS_SRC)
+
+# Debian's PREEMPT_RT kernel: lruopt builds for it and must refuse to load.
+check-rt:
+	scripts/check-rt
+
+# A KASAN/PROVE_LOCKING/DEBUG_VM/KMEMLEAK 6.1 kernel from linux-source-6.1,
+# installed so that "make KVER=$$(scripts/build-debug-kernel --release)",
+# scripts/mkinitramfs and scripts/vmrun find it (hours on 2 cores; cached).
+debug-kernel:
+	scripts/deps --debug-kernel
+	scripts/build-debug-kernel --install

@@ -1,0 +1,96 @@
+#!/bin/sh
+# 61-drain-coalesce: drain/coalesce_us.  A hint caller (compaction,
+# MADV_COLLAPSE) arriving within coalesce_us after the end of a *full* drain
+# returns at once (counted coalesced); a strict caller (memfd seal) never
+# does; a partial drain opens no window; coalesce_us=0 never coalesces; the
+# window expires.
+# lruopt-timeout: 240
+. /tests/lib.sh
+. /tests/lib-drain.sh
+dmesg_mark "61-drain-coalesce"
+ensure_loaded || exit 1
+pin_shell_cpu0
+trap drain_cleanup EXIT
+NCPU=$(ncpus)
+K=$((NCPU - 1))
+check "drain knobs set to defaults" drain_defaults
+dsnap_stable all0 || fail "counters stable at start"
+
+# one compact drain between snapshots TAG.0 and TAG.1
+one() {	# TAG MODE [drain_call options...]
+	local tag=$1 mode=$2
+	shift 2
+	dsnap "$tag.0"
+	drain_call "$@" "$mode" >/dev/null || echo "drain_call $mode failed" >&2
+	dsnap "$tag.1"
+}
+
+# ---- 1. back to back with coalesce_us=1000000
+check "coalesce_us=1000000" dset coalesce_us 1000000
+sleep 1.2	# no full drain in the last second
+# back to back in one process (separate processes and snapshots between
+# them can take more than the window on single-threaded TCG); the sleep
+# makes the first one a real drain, so "one full + one coalesced" means
+# the second was coalesced
+one a compact -n 2
+diag "pair: $(show_snap_delta a.0 a.1)"
+assert_eq "two back-to-back compact drains: 2 calls on the compaction row, 1 coalesced" "2 1" \
+	"$(crd a.0 a.1 "$RX_COMPACT" calls) $(crd a.0 a.1 "$RX_COMPACT" coalesced)"
+assert_eq "two back-to-back compact drains: one full drain, one coalesced, no partial" "1 1 0" \
+	"$(sd a.0 a.1 full_drains) $(sd a.0 a.1 coalesced) $(sd a.0 a.1 partial_drains)"
+
+# ---- 2./3. a strict caller inside the window is not coalesced (and waits);
+# a hint caller right after that strict full drain is.  Both back to back
+# (the window is 1 s, shell work between them would eat it); attributed by
+# their rows of the callers table.
+check "tracing started" dtrace_start
+dsnap m.0
+drain_call -m -l co -w $K memfd >/dev/null
+drain_call collapse >/dev/null
+dsnap m.1
+check "trace saved" dtrace_stop /tmp/trace-co.txt
+diag "memfd + collapse: $(show_snap_delta m.0 m.1)" "$(crows m.1 "$RX_MEMFD")"
+assert_eq "memfd seal inside the window reached lruopt (strict row calls +1)" 1 "$(crd m.0 m.1 "$RX_MEMFD" calls)"
+assert_eq "memfd seal inside the window: not coalesced" 0 "$(crd m.0 m.1 "$RX_MEMFD" coalesced)"
+assert_eq "memfd seal: the one full drain; MADV_COLLAPSE: the one coalesced call" "1 1 0" \
+	"$(sd m.0 m.1 full_drains) $(sd m.0 m.1 coalesced) $(sd m.0 m.1 partial_drains)"
+n=$(tcount /tmp/trace-co.txt co 1 exec drain_workfn $K)
+if ! check "memfd seal waited for the writer CPU $K's drain work ($n)" test "$n" -ge 1; then
+	diag "$(twindow /tmp/trace-co.txt co 1)"
+fi
+assert_eq "MADV_COLLAPSE right after the strict full drain: coalesced" "1 1" \
+	"$(crd m.0 m.1 "$RX_COLLAPSE" calls) $(crd m.0 m.1 "$RX_COLLAPSE" coalesced)"
+
+# ---- 4. coalesce_us=0: never
+check "coalesce_us=0" dset coalesce_us 0
+one z1 compact
+one z2 compact
+assert_eq "coalesce_us=0: back-to-back compact drains both drain (full +2, coalesced +0)" "2 0" \
+	"$(( $(sd z1.0 z1.1 full_drains) + $(sd z2.0 z2.1 full_drains) )) $(( $(sd z1.0 z1.1 coalesced) + $(sd z2.0 z2.1 coalesced) ))"
+
+# ---- 5. the window expires: a pair of back-to-back drains 1 s after a
+# full drain with coalesce_us=300000: the first is not coalesced (window
+# over), the second is (window of the first)
+check "coalesce_us=300000" dset coalesce_us 300000
+one e1 compact
+sleep 1
+one e2 compact -n 2
+diag "pair: $(show_snap_delta e2.0 e2.1)"
+assert_eq "coalesce_us=300000: of two drains 1 s after a full drain, exactly the second is coalesced" "1 1" \
+	"$(sd e2.0 e2.1 coalesced) $(sd e2.0 e2.1 full_drains)"
+
+# ---- 6. a partial drain opens no window
+check "coalesce_us=1000000, skip_cpus=$K" dset coalesce_us 1000000 && dset skip_cpus $K
+sleep 1.2
+check "8 pages pending on CPU $K" start_pending $K 8
+one p1 compact
+stop_pending >/dev/null
+one p2 compact
+diag "partial: $(show_snap_delta p1.0 p1.1)" "next: $(show_snap_delta p2.0 p2.1)"
+assert_eq "drain skipping CPU $K (pending) is partial" "1 1" "$(sd p1.0 p1.1 partial_drains) $(sd p1.0 p1.1 skipped_cpus)"
+assert_eq "the drain right after a partial one is not coalesced" 0 "$(sd p2.0 p2.1 coalesced)"
+check "knobs back to defaults" drain_defaults
+
+dsnap_stable all1 || fail "counters stable at end"
+check "counter invariants hold over 61-drain-coalesce" stats_consistent all0 all1
+check_dmesg_clean "no kernel warnings during 61-drain-coalesce"

@@ -1,0 +1,93 @@
+#!/bin/sh
+# 63-drain-rthog: the headline case.  A SCHED_FIFO task pinned to CPU 1
+# keeps faulting new pages (CPU 1 nearly always has pending batches) under
+# default RT throttling (sched_rt_runtime_us=950000 of 1000000).  From CPU 0,
+# compact_memory drains are timed (CLOCK_MONOTONIC, drain_call), A/B
+# interleaved in this boot: lruopt with timeout_us=2000, and stock
+# (drain/enabled=0: the kernel's own __lru_add_drain_all()).
+# Checks: lruopt timed out on the hogged CPU (timeouts > 0) instead of
+# waiting, its own measured drain time stayed under 100 ms (50x the
+# timeout), and on 6.1, where stock waits for the throttled kworker (hundreds
+# of ms), the stock median is at least 10x lruopt's (the end-to-end maxima
+# are reported, not asserted: compact_memory also compacts, and they carry
+# the host's scheduling noise).
+# On 6.12 the harness runs single-threaded TCG, whose round-robin between
+# vCPUs dominates end-to-end times (stock maxima near 1 s were seen there
+# too, but so were 200 ms lruopt outliers): only the counters and lruopt's
+# own drain time are asserted there, the times are reported.
+# lruopt-timeout: 300
+. /tests/lib.sh
+. /tests/lib-drain.sh
+dmesg_mark "63-drain-rthog"
+ensure_loaded || exit 1
+pin_shell_cpu0
+trap drain_cleanup EXIT
+N=${LRUOPT_RTHOG_CALLS:-8}
+check "drain knobs set to defaults" drain_defaults
+check "default RT throttling (sched_rt_runtime_us=950000, period 1000000)" \
+	sh -c 'echo 1000000 >/proc/sys/kernel/sched_rt_period_us && echo 950000 >/proc/sys/kernel/sched_rt_runtime_us'
+check "rthog SCHED_FIFO on CPU 1" start_hog 1 280
+
+res_l="" res_s="" med_l="" med_s=""
+dsnap_stable r0 || true
+round() {	# CONFIG ROUND
+	local out
+	if [ "$1" = lruopt ]; then
+		dset enabled 1 && dset timeout_us 2000 || return 1
+		echo 0 >"$DS/reset"	# wait_ns_max of this round only
+		dsnap "l$2.0"
+	else
+		dset enabled 0 || return 1
+	fi
+	out=$(drain_call -c 0 -n "$N" -i 100000 -l "$1" compact) || { echo "$out"; return 1; }
+	[ "$1" = lruopt ] && dsnap "l$2.1"
+	echo "$out"
+	if [ "$1" = lruopt ]; then
+		res_l="$res_l $(kv "$out" max_ns)"; med_l="$med_l $(kv "$out" median_ns)"
+	else
+		res_s="$res_s $(kv "$out" max_ns)"; med_s="$med_s $(kv "$out" median_ns)"
+	fi
+	ALL_RESULTS="$ALL_RESULTS
+$out"
+}
+ALL_RESULTS=""
+check "round 1: lruopt (timeout_us=2000), $N compact drains" round lruopt 1
+check "round 1: stock (drain/enabled=0), $N compact drains" round stock 1
+check "round 2: stock, $N compact drains" round stock 2
+check "round 2: lruopt, $N compact drains" round lruopt 2
+check "rthog ran undisturbed" stop_hog
+check "knobs back to defaults" drain_defaults
+diag "results:$ALL_RESULTS"
+
+to=$(( $(sd l1.0 l1.1 timeouts) + $(sd l2.0 l2.1 timeouts) ))
+rto=$(( $(crd l1.0 l1.1 "$RX_COMPACT" timed_out) + $(crd l2.0 l2.1 "$RX_COMPACT" timed_out) ))
+pa=$(( $(sd l1.0 l1.1 partial_drains) + $(sd l2.0 l2.1 partial_drains) ))
+diag "lruopt round 1: $(show_snap_delta l1.0 l1.1)" "lruopt round 2: $(show_snap_delta l2.0 l2.1)"
+check "lruopt under the hog: drains timed out on CPU 1 (timeouts +$to)" test "$to" -ge 1
+assert_eq "the compaction row's timed_out matches (+$rto)" "$to" "$rto"
+check "lruopt under the hog: timed-out drains counted partial (+$pa)" test "$pa" -ge 1
+wmax=$(awk -v a="$(sv l1.1 wait_ns_max)" -v b="$(sv l2.1 wait_ns_max)" 'BEGIN { print (a > b ? a : b) }')
+check "lruopt's own longest drain (stats wait_ns_max $((wmax / 1000)) us) under 100 ms with timeout_us=2000" \
+	test "$wmax" -lt 100000000
+
+lmax=$(echo $res_l | tr ' ' '\n' | sort -n | tail -1)
+smax=$(echo $res_s | tr ' ' '\n' | sort -n | tail -1)
+# medians: of the two rounds' medians, the larger (the worse) for lruopt,
+# the smaller for stock (conservative)
+lmed=$(echo $med_l | tr ' ' '\n' | sort -n | tail -1)
+smed=$(echo $med_s | tr ' ' '\n' | sort -n | head -1)
+ratio=$(awk -v s="$smax" -v l="$lmax" 'BEGIN { printf "%.1f", (l > 0 ? s / l : 0) }')
+mratio=$(awk -v s="$smed" -v l="$lmed" 'BEGIN { printf "%.1f", (l > 0 ? s / l : 0) }')
+diag "compact_memory call (drain + compaction): max stock $((smax / 1000)) us, lruopt $((lmax / 1000)) us (${ratio}x); median stock $((smed / 1000)) us, lruopt $((lmed / 1000)) us (${mratio}x)"
+diag "RESULT name=rthog-compact kernel=$(kernel_short) stock_max_ns=$smax lruopt_max_ns=$lmax max_ratio=$ratio stock_median_ns=$smed lruopt_median_ns=$lmed median_ratio=$mratio"
+case $(kernel_short) in
+6.1)
+	# Generous: stock waits for the throttled kworker (~0.5-1 s), lruopt
+	# 2 ms; the maxima also carry the host's scheduling noise (TCG).
+	check "6.1: stock median ($((smed / 1000)) us) >= 10x lruopt median ($((lmed / 1000)) us)" \
+		awk -v s="$smed" -v l="$lmed" 'BEGIN { exit !(s >= 10 * l) }'
+	diag "6.1: end-to-end max ratio ${ratio}x (not asserted: compaction and host noise; lruopt's own drain time is)" ;;
+*)
+	diag "$(kernel_short): single-threaded TCG timing; no ratio asserted" ;;
+esac
+check_dmesg_clean "no kernel warnings during 63-drain-rthog"

@@ -1,0 +1,59 @@
+#!/bin/sh
+# 64-drain-unload: disable the patch and rmmod while an RT hog on CPU 1
+# keeps lruopt's timed-out drain work queued there and drains keep being
+# triggered from CPU 0.  The module must go away (its exit cancels or waits
+# for its own work items), nothing may run module code afterwards (the hog
+# is then stopped so CPU 1's kworker runs whatever is still queued), and
+# the kernel log must stay clean.  The module is loaded again at the end.
+# lruopt-timeout: 400
+. /tests/lib.sh
+. /tests/lib-drain.sh
+dmesg_mark "64-drain-unload"
+ensure_loaded || exit 1
+pin_shell_cpu0
+LOOP=""
+trap '[ -n "$LOOP" ] && kill -TERM $LOOP 2>/dev/null; drain_cleanup' EXIT
+check "drain knobs set to defaults" drain_defaults
+echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+check "timeout_us=2000" dset timeout_us 2000
+check "rthog SCHED_FIFO on CPU 1" start_hog 1 300
+# The trace is read after the rmmod, when drain_workfn's address no longer
+# resolves to its name (%ps is formatted at read time): match the address.
+DW=$(awk '$3 == "drain_workfn" && $4 == "[lruopt]" { print $1 }' /proc/kallsyms | sed 's/^0*//')
+check "drain_workfn's address known ($DW)" test -n "$DW"
+DWRX="(drain_workfn|0x$DW)"
+check "tracing started" dtrace_start
+dsnap u0
+echo "drain_call unl begin 1" >"$DRAIN_MARKER"
+drain_call -c 0 -n 1000000 -i 50000 -t 200 -l loop compact >/tmp/unl-loop.out 2>&1 &
+LOOP=$!
+_reg_pid $LOOP
+sleep 3
+dsnap u1
+diag "$(show_snap_delta u0 u1)"
+check "drains timed out on the hogged CPU 1 before the unload (timeouts +$(sd u0 u1 timeouts))" \
+	test "$(sd u0 u1 timeouts)" -ge 1
+check "disable + rmmod while the hog runs and drains keep coming" unload_lruopt
+echo "drain_call unl end 1" >"$DRAIN_MARKER"
+check "lruopt gone from /proc/modules" sh -c '! grep -q "^lruopt " /proc/modules'
+check "$LO and $LP gone" sh -c "[ ! -e $LO ] && [ ! -e $LP ]"
+sleep 1
+check "drain loop still running after the unload (stock drains)" kill -0 $LOOP
+kill -TERM $LOOP
+wait $LOOP
+_unreg_pid $LOOP
+LOOP=""
+diag "loop: $(grep RESULT /tmp/unl-loop.out)"
+check "rthog ran undisturbed" stop_hog
+# CPU 1's kworker now runs anything still queued there.
+sleep 1
+check "a stock drain after the unload" drain_now
+check "trace saved" dtrace_stop /tmp/trace-unl.txt
+q=$(tcount /tmp/trace-unl.txt unl 1 queue "$DWRX" 1)
+x=$(tcount /tmp/trace-unl.txt unl 1 exec "$DWRX" 1)
+diag "lruopt drain work on CPU 1 until the unload: queued $q times, ran $x times"
+check "lruopt drain work was queued on CPU 1 before the unload (the trace matches it: $q)" test "$q" -ge 1
+assert_eq "no lruopt drain work ran after the unload" 0 \
+	"$(awk -v rx="function $DWRX( |\$)" '/drain_call unl end 1$/ { after = 1 } after && /workqueue_execute_start:/ && $0 ~ rx { n++ } END { print n + 0 }' /tmp/trace-unl.txt)"
+check_dmesg_clean "no kernel warnings during 64-drain-unload"
+check "load lruopt again" load_lruopt

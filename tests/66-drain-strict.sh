@@ -1,0 +1,66 @@
+#!/bin/sh
+# 66-drain-strict: correctness-class callers are never relaxed.  With every
+# knob set (timeout_us, skip_cpus = all other CPUs, coalesce_us,
+# skip_isolated) and an RT hog on CPU 1, memfd seals (memfd_wait_for_pins():
+# strict) must still do full, unbounded drains: their row shows skipped 0,
+# timed_out 0, coalesced 0, every seal succeeds (pins drained) and each one
+# waited for the writer CPU's drain work.  Hint callers at the same time
+# are relaxed, which shows that the knobs are in effect.
+# lruopt-timeout: 300
+. /tests/lib.sh
+. /tests/lib-drain.sh
+dmesg_mark "66-drain-strict"
+ensure_loaded || exit 1
+pin_shell_cpu0
+trap drain_cleanup EXIT
+NCPU=$(ncpus)
+if [ "$NCPU" -lt 3 ]; then
+	fail "66-drain-strict needs at least 3 CPUs (have $NCPU)"
+	exit 1
+fi
+W=2	# memfd writer CPU
+check "drain knobs set to defaults" drain_defaults
+echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+check "rthog SCHED_FIFO on CPU 1" start_hog 1 250
+dsnap_stable s0 || true
+# a full drain to open the coalescing window
+check "coalesce_us=1000000" dset coalesce_us 1000000
+drain_call -c 0 compact >/dev/null
+relax_all() {
+	dset timeout_us 1000 && dset skip_cpus "1-$((NCPU - 1))" && dset skip_isolated 1
+}
+check "timeout_us=1000, skip_cpus=1-$((NCPU - 1)), skip_isolated=1" relax_all
+check "tracing started" dtrace_start
+dsnap s1
+# strict seals and right after them (inside the coalescing window their
+# full drains open) hint calls; told apart by their rows
+drain_call -c 0 -n 3 -m -l st -w $W memfd >/tmp/strict.out 2>&1
+r=$?
+drain_call -c 0 -n 3 compact >/dev/null
+drain_call -c 0 -n 3 collapse >/dev/null
+dsnap s3
+check "trace saved" dtrace_stop /tmp/trace-strict.txt
+check "rthog ran undisturbed" stop_hog
+check "knobs back to defaults" drain_defaults
+diag "$(cat /tmp/strict.out)" "all: $(show_snap_delta s1 s3)"
+diag "$(crows s3 "$RX_MEMFD")"
+
+assert_eq "3 memfd seals succeeded (pins drained in time)" 0 "$r"
+assert_eq "memfd row: calls +3" 3 "$(crd s1 s3 "$RX_MEMFD" calls)"
+assert_eq "memfd row: skipped +0, timed_out +0, coalesced +0" "0 0 0" \
+	"$(crd s1 s3 "$RX_MEMFD" skipped) $(crd s1 s3 "$RX_MEMFD" timed_out) $(crd s1 s3 "$RX_MEMFD" coalesced)"
+check "at least the 3 memfd seals were full drains (+$(sd s1 s3 full_drains))" test "$(sd s1 s3 full_drains)" -ge 3
+assert_eq "memfd row is strict" strict "$(cclass s3 "$RX_MEMFD")"
+for i in 1 2 3; do
+	n=$(tcount /tmp/trace-strict.txt st $i exec drain_workfn $W)
+	if ! check "seal $i waited for writer CPU $W's drain work ($n)" test "$n" -ge 1; then
+		diag "$(twindow /tmp/trace-strict.txt st $i)"
+	fi
+done
+hc=$(( $(crd s1 s3 "$RX_COMPACT" coalesced) + $(crd s1 s3 "$RX_COLLAPSE" coalesced) ))
+hs=$(( $(crd s1 s3 "$RX_COMPACT" skipped) + $(crd s1 s3 "$RX_COLLAPSE" skipped) ))
+check "hint callers in the same setting were relaxed (coalesced +$hc of 6)" test "$hc" -ge 1
+diag "hint rows: coalesced +$hc, skipped +$hs"
+dsnap_stable s4 || true
+check "counter invariants hold over 66-drain-strict" stats_consistent s0 s4
+check_dmesg_clean "no kernel warnings during 66-drain-strict"

@@ -1,0 +1,71 @@
+#!/bin/sh
+# 70-munlock-race: mlock/munlock walks racing with page migration
+# (move_pages, compaction of mlocked pages) and reclaim isolation
+# (MADV_COLD/MADV_PAGEOUT of the same shared pages from another process):
+# tests/progs/munlock_race.c, once with the stock walk and once batched.
+# Not deterministic, so the runs are not compared with each other; each must
+# end with every PG_mlocked accounted: the unevictable_pgs_* events balance
+# nr_mlock, Mlocked/nr_mlock are back at their start values once nothing is
+# locked, Unevictable once the pages are freed, no data corruption, no WARN.
+# With two NUMA nodes (numa=fake=2 on the command line) move_pages really
+# migrates; with one, compaction does the migrating.
+# lruopt-timeout: 240
+. /tests/lib.sh
+. /tests/lib-munlock.sh
+dmesg_mark "70-munlock-race"
+ensure_loaded || exit 1
+mun_batch 256
+D=/tmp/mun-race
+rm -rf $D
+mkdir -p $D
+SECS=${LRUOPT_RACE_SECS:-$([ "$SLOW" = 1 ] && echo 25 || echo 20)}
+unevict_allowed=$(cat /proc/sys/vm/compact_unevictable_allowed 2>/dev/null)
+echo 1 >/proc/sys/vm/compact_unevictable_allowed 2>/dev/null
+diag "NUMA nodes online: $(cat /sys/devices/system/node/online), ${SECS}s per run"
+
+race_run() {
+	local label=$1 en=$2 out=$D/$1 rc f
+	mun_enable "$en" || { fail "$label: set munlock/enabled=$en"; return 1; }
+	mun_reset
+	munlock_race "$SECS" "$label" >"$out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 3 ]; then
+		fail "$label: munlock_race ran and kept the data intact (status $rc)" "$(tail -5 "$out")"
+		return 1
+	fi
+	pass "$label: munlock_race ran and kept the data intact"
+	diag "$(grep '^RESULT race' "$out")"
+	diag "stats: $(mun_stats)"
+	if grep -q 'ident=bad' "$out"; then
+		fail "$label: unevictable_pgs_* events balance nr_mlock" "$(grep 'ident=bad' "$out")"
+	else
+		pass "$label: unevictable_pgs_* events balance nr_mlock"
+	fi
+	for f in unlocked freed; do
+		assert_eq "$label: Mlocked and nr_mlock back to the start once $f" "0 0" \
+			"$(grep "^RESULT race run=$label stage=$f " "$out" |
+				sed 's/.*mlocked_kb=\([-0-9]*\) .*nr_mlock=\([^ ]*\) .*/\1 \2/' |
+				awk '{ n = split($2, z, ","); s = 0; for (i = 1; i <= n; i++) { sub(/.*:/, "", z[i]); s += z[i] } print $1, s }')"
+	done
+	assert_eq "$label: Unevictable back to the start once freed" "0" \
+		"$(grep "^RESULT race run=$label stage=freed " "$out" | sed 's/.*unevictable_kb=\([-0-9]*\) .*/\1/')"
+}
+
+race_run stock 0
+check "stock run: the stock walk ran (stock_walks > 0, pages 0)" \
+	test "$(mun_stat stock_walks)" -gt 0 -a "$(mun_stat pages)" -eq 0
+race_run batched 1
+check "batched run: the batched walk ran (pages > 0, stock_walks 0)" \
+	test "$(mun_stat pages)" -gt 0 -a "$(mun_stat stock_walks)" -eq 0
+# Evidence that the races happened at all (informational in the names,
+# required to be non-zero).
+for r in stock batched; do
+	mig=$(grep "^RESULT race run=$r stage=freed " $D/$r | sed -n 's/.* pgmigrate_success=\([0-9]*\).*/\1/p')
+	po=$(grep "^RESULT race run=$r iters" $D/$r | sed -n 's/.* pageouts=\([0-9]*\).*/\1/p')
+	check "$r run: pages were migrated ($mig) and reclaim-isolated ($po MADV_PAGEOUT calls)" \
+		test "${mig:-0}" -gt 0 -a "${po:-0}" -gt 0
+done
+[ -n "$unevict_allowed" ] && echo "$unevict_allowed" >/proc/sys/vm/compact_unevictable_allowed
+mun_enable 1
+check "Mlocked in /proc/meminfo is 0 after the race runs" wait_mlocked_zero 10
+check_dmesg_clean "no kernel warnings during 70-munlock-race"

@@ -1,0 +1,13 @@
+#!/bin/sh
+# 90-dmesg: end-of-run state of the whole boot: kernel log clean, taint
+# limited to what loading an unsigned livepatch module implies, mlocked
+# pages all released, no test process left behind.
+# lruopt-timeout: 120
+. /tests/lib.sh
+
+check_dmesg_clean "kernel log of the whole run has no WARN/BUG/Oops/Call Trace/hung task/RCU stall" all
+taint=$(cat /proc/sys/kernel/tainted)
+# Allowed: O (4096, out-of-tree), E (8192, unsigned), K (32768, livepatch).
+assert_eq "kernel taint has no bits beyond O/E/K (tainted=$taint)" 0 $(( taint & ~(4096 | 8192 | 32768) ))
+check "Mlocked in /proc/meminfo is back to 0" wait_mlocked_zero 10
+assert_eq "no workload process left" "" "$(pidof mlockloop faultloop mlockhold)"

@@ -1,0 +1,184 @@
+# bench-lib.sh - helpers for the A/B workloads tests/bench/w-*.sh.
+#
+# POSIX sh: busybox ash in the test VM, dash/bash on a host
+# (scripts/lruopt-ab).  The contract the workloads implement is in
+# tests/bench/README.md; the driver is tests/bench/run.sh, which sets:
+#   BENCH_CONFIG   A | B | C (for "run")
+#   BENCH_QUICK    1 for the small --quick sizes, else 0
+#   BENCH_WORKDIR  scratch directory (exists; workloads use subdirectories)
+#   BENCH_HOST     1 when running on a real host (scripts/lruopt-ab), else 0
+#   BENCH_KSHORT   kernel line, "6.1" / "6.12"
+
+BENCH_QUICK=${BENCH_QUICK:-0}
+BENCH_HOST=${BENCH_HOST:-0}
+BENCH_WORKDIR=${BENCH_WORKDIR:-/tmp/lruopt-bench}
+BENCH_NAME=${BENCH_NAME:-$(basename "$0" .sh | sed 's/^w-//')}
+
+# result METRIC VALUE UNIT lower|higher: one sample, in the contract's format
+result() {
+	case $2 in
+	'' | *[!0-9.eE+-]*)
+		echo "bench: $BENCH_NAME: metric $1 has no numeric value ('$2')" >&2
+		return 1 ;;
+	esac
+	echo "RESULT workload=$BENCH_NAME metric=$1 value=$2 unit=$3 better=$4"
+}
+
+# kv LINE KEY: the value of KEY=VALUE in LINE (empty if absent)
+kv() {
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# ns2us NS: nanoseconds -> microseconds, 1 decimal
+ns2us() {
+	awk -v n="$1" 'BEGIN { printf "%.1f", n / 1000 }'
+}
+
+# div A B [DECIMALS]: A / B
+div() {
+	awk -v a="$1" -v b="$2" -v d="${3:-3}" 'BEGIN { if (b == 0) print "nan"; else printf "%." d "f", a / b }'
+}
+
+# qf QUICK FULL: the value for the current size class
+qf() {
+	if [ "$BENCH_QUICK" = 1 ]; then echo "$1"; else echo "$2"; fi
+}
+
+# need PROG...: fail (exit 1) with a clear message if a program is missing
+need() {
+	local p
+	for p in "$@"; do
+		command -v "$p" >/dev/null 2>&1 && continue
+		echo "bench: $BENCH_NAME: program '$p' not found in PATH" >&2
+		exit 1
+	done
+}
+
+# vmstat KEY: a /proc/vmstat counter
+vmstat() {
+	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat
+}
+
+# ------------------------------------------------------------ pids
+# Background helpers register here; the driver kills what a killed run
+# left behind (by these pids, never by name).
+bg_register() {
+	echo "$1" >>"$BENCH_WORKDIR/bg.pids"
+}
+
+# ------------------------------------------------------------ ext4 on brd
+# bench_ext4 MIB: a block-backed ext4 mount at $BENCH_WORKDIR/ext4 on
+# /dev/ram0 (brd), created once per boot (idempotent).  Prints the mount
+# point.  On a host, refuses to touch a brd that is already loaded (it may
+# be somebody's ramdisk); a brd loaded here is unloaded by bench_ext4_cleanup.
+BENCH_MNT=$BENCH_WORKDIR/ext4
+bench_ext4() {
+	local mib=${1:-128} mkfs
+	if grep -q " $BENCH_MNT " /proc/mounts; then
+		echo "$BENCH_MNT"
+		return 0
+	fi
+	if [ ! -b /dev/ram0 ]; then
+		modprobe brd rd_nr=1 rd_size=$((mib * 1024)) max_part=0 >&2 || {
+			echo "bench: modprobe brd failed" >&2
+			return 1
+		}
+		touch "$BENCH_WORKDIR/brd.ours"
+		local i=0
+		while [ ! -b /dev/ram0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	elif [ "$BENCH_HOST" = 1 ] && [ ! -f "$BENCH_WORKDIR/brd.ours" ]; then
+		echo "bench: /dev/ram0 exists and was not created by this run; not touching it" >&2
+		return 1
+	fi
+	[ -b /dev/ram0 ] || { echo "bench: /dev/ram0 did not appear" >&2; return 1; }
+	# busybox has only mke2fs (ext2 layout, mounted by the ext4 driver);
+	# a host normally has mkfs.ext4.
+	if command -v mkfs.ext4 >/dev/null 2>&1; then
+		mkfs="mkfs.ext4 -q -F"
+	else
+		mkfs="mke2fs -q"
+	fi
+	$mkfs /dev/ram0 >&2 || { echo "bench: $mkfs /dev/ram0 failed" >&2; return 1; }
+	mkdir -p "$BENCH_MNT"
+	mount -t ext4 /dev/ram0 "$BENCH_MNT" >&2 || {
+		echo "bench: mount -t ext4 /dev/ram0 failed" >&2
+		return 1
+	}
+	echo "$BENCH_MNT"
+}
+
+bench_ext4_cleanup() {
+	if grep -q " $BENCH_MNT " /proc/mounts; then
+		umount "$BENCH_MNT" || return 1
+	fi
+	if [ -f "$BENCH_WORKDIR/brd.ours" ]; then
+		rmmod brd && rm -f "$BENCH_WORKDIR/brd.ours"
+	fi
+	return 0
+}
+
+# ------------------------------------------------------------ drain works
+# Counts how often a per-CPU drain work item ran (the stock
+# lru_add_drain_per_cpu or lruopt's drain_workfn): the number of CPUs a
+# drain disturbed with a kworker run.  Uses a private tracing instance
+# (events/workqueue/workqueue_execute_start), so it does not interfere with
+# other tracing on a host.  The event is enabled once, by the workloads'
+# setup (drain_trace_setup), and stays enabled - in every configuration -
+# until the driver's drain_trace_cleanup: enabling a tracepoint patches
+# kernel text (a static key), and doing that around every run is both a
+# disturbance and, under QEMU's multi-threaded TCG, a risk (cross-modifying
+# code).  A run only switches the instance's ring buffer on and off.
+TRACEFS=
+for _t in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	if [ -d "$_t/instances" ]; then TRACEFS=$_t; break; fi
+done
+TRACE_INST=${TRACEFS:+$TRACEFS/instances/lruopt-bench}
+TRACE_EV=events/workqueue/workqueue_execute_start/enable
+
+# drain_trace_setup: create the instance and enable the event (idempotent;
+# returns 1 if tracing is unavailable)
+drain_trace_setup() {
+	[ -n "$TRACEFS" ] || return 1
+	if [ ! -d "$TRACE_INST" ]; then
+		mkdir "$TRACE_INST" 2>/dev/null || return 1
+		echo 0 >"$TRACE_INST/tracing_on"
+		echo 4096 >"$TRACE_INST/buffer_size_kb" 2>/dev/null
+	fi
+	[ "$(cat "$TRACE_INST/$TRACE_EV")" = 1 ] || echo 1 >"$TRACE_INST/$TRACE_EV" || return 1
+	echo 0 >"$TRACE_INST/tracing_on"
+}
+
+# drain_trace_begin: start counting (returns 1 if not set up)
+drain_trace_begin() {
+	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] || return 1
+	[ "$(cat "$TRACE_INST/$TRACE_EV")" = 1 ] || return 1
+	echo 0 >"$TRACE_INST/tracing_on"
+	: >"$TRACE_INST/trace"
+	echo 1 >"$TRACE_INST/tracing_on"
+}
+
+# drain_trace_end: stop and print the count (empty if tracing failed or the
+# buffer overflowed, so that no wrong number is ever reported)
+drain_trace_end() {
+	local n lost
+	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] || return 1
+	echo 0 >"$TRACE_INST/tracing_on"
+	lost=$(cat "$TRACE_INST"/per_cpu/cpu*/stats 2>/dev/null | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }')
+	if [ "$lost" != 0 ]; then
+		echo "bench: trace buffer overran ($lost events lost): no drain-work count" >&2
+		: >"$TRACE_INST/trace"
+		return 1
+	fi
+	n=$(grep -cE 'function (lru_add_drain_per_cpu|drain_workfn)' "$TRACE_INST/trace")
+	: >"$TRACE_INST/trace"
+	echo "$n"
+}
+
+# drain_trace_cleanup: disable the event, remove the instance (driver, at the end)
+drain_trace_cleanup() {
+	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] || return 0
+	echo 0 >"$TRACE_INST/tracing_on"
+	echo 0 >"$TRACE_INST/$TRACE_EV" 2>/dev/null
+	rmdir "$TRACE_INST" 2>/dev/null
+	return 0
+}

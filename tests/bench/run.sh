@@ -1,0 +1,270 @@
+#!/bin/sh
+# run.sh - the A/B benchmark driver (rounds x configs x workloads).
+#
+# Runs in the test VM (scripts/demo boots it with this as the test suite)
+# and on a real host (scripts/lruopt-ab).  The same code decides the round
+# order, switches lruopt between the configurations and prints the samples,
+# so the host mode is exercised by every `make demo`.
+#
+# usage: run.sh [options]
+#   --rounds N        measured rounds (default 4, each order once; --quick: 2)
+#   --quick           small sizes (the workloads' --quick sizes), 2 rounds
+#   --workloads LIST  comma-separated workload names (default: all w-*.sh)
+#   --configs SET     subset of ABC to run (default ABC)
+#   --ko PATH         the module (default $LRUOPT_KO or /lruopt.ko)
+#   --workdir DIR     scratch directory (default /tmp/lruopt-bench)
+#   --no-warmup       skip the unmeasured warm-up run of each workload
+#   --host            host mode: refuse to unload a module this run did
+#                     not load, never touch /dev/ram0 it did not create
+#
+# Configurations:
+#   A  lruopt not loaded (stock kernel)
+#   B  lruopt loaded, /sys/kernel/lruopt/enabled=1 (plus the workload's
+#      "tune" settings, restored after the run)
+#   C  lruopt loaded, /sys/kernel/lruopt/enabled=0 (cost of being loaded:
+#      the livepatch redirection and the switch checks)
+# Each round runs every configuration once, in one of the orders ABC, CBA,
+# BCA, ACB (round r uses the ((r-1) mod 4)-th), so each round needs at most one
+# load and one unload; the workload order rotates by one per round.
+#
+# Console output (one line each; scripts/bench-report parses them):
+#   BENCH-META key=value...                      once, at the start
+#   BENCH-WORKLOAD name=W desc="..." tune="..."  per selected workload
+#   BENCH-SKIP workload=W reason="..."           workload not run here
+#   BENCH-PROGRESS round=R/N config=X workload=W step=S/T
+#   BENCH kernel=K round=R config=X workload=W metric=M value=V unit=U better=B
+#   BENCH-INFO ...                               load/unload times etc.
+#   BENCH-ERROR round=R config=X workload=W rc=RC msg="..."
+#   BENCH-DONE kernel=K samples=S errors=E secs=T
+# Exit status: 0 when no run failed, 1 otherwise, 2 on usage errors.
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROUNDS="" QUICK=0 WORKLOADS="" CONFIGS=ABC WARMUP=1 HOST=0
+KO_ARG=${LRUOPT_KO:-/lruopt.ko}
+WORKDIR=/tmp/lruopt-bench
+
+usage() { sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--quick) QUICK=1; shift ;;
+	--workloads) WORKLOADS=$2; shift 2 ;;
+	--configs) CONFIGS=$2; shift 2 ;;
+	--ko) KO_ARG=$2; shift 2 ;;
+	--workdir) WORKDIR=$2; shift 2 ;;
+	--no-warmup) WARMUP=0; shift ;;
+	--host) HOST=1; shift ;;
+	-h | --help) usage ;;
+	*) echo "run.sh: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
+case $ROUNDS in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds '$ROUNDS'" >&2; exit 2 ;; esac
+case $CONFIGS in '' | *[!ABC]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
+
+mkdir -p "$WORKDIR" || exit 2
+WORKDIR=$(cd "$WORKDIR" && pwd)
+export BENCH_QUICK=$QUICK BENCH_WORKDIR=$WORKDIR BENCH_HOST=$HOST
+export TAP_DIR=$WORKDIR/tap LRUOPT_KO=$KO_ARG
+. "$BENCH_DIR/../lib.sh"
+. "$BENCH_DIR/bench-lib.sh"
+KREL=$(uname -r)
+export BENCH_KSHORT=$(kernel_short)
+T0=$(now)
+rm -f "$WORKDIR/bg.pids"
+
+# ------------------------------------------------------------ module state
+# STATE: A (not loaded), B (loaded, enabled=1), C (loaded, enabled=0)
+if lruopt_loaded 2>/dev/null; then
+	if [ $HOST = 1 ]; then
+		echo "run.sh: lruopt is already loaded; unload it first (configuration A is the stock kernel)" >&2
+		exit 2
+	fi
+	unload_lruopt >/dev/null || { echo "run.sh: cannot unload lruopt" >&2; exit 2; }
+fi
+[ -f "$KO" ] || { echo "run.sh: module $KO not found" >&2; exit 2; }
+STATE=A
+
+info() { echo "BENCH-INFO $*"; }
+
+# goto_config X: bring the module into configuration X
+goto_config() {
+	local out
+	[ "$STATE" = "$1" ] && return 0
+	case $1 in
+	A)
+		out=$(unload_lruopt 2>&1) || { echo "$out" >&2; return 1; }
+		info "action=unload $(echo "$out" | sed -n 's/.*unloaded in \([0-9.]*\)s.*/secs=\1/p')"
+		;;
+	B | C)
+		if [ "$STATE" = A ]; then
+			out=$(load_lruopt 2>&1) || { echo "$out" >&2; return 1; }
+			# load_lruopt ran in a subshell: take the time from its message
+			info "action=load $(echo "$out" | sed -n 's/.*transition \([0-9.]*\)s, total \([0-9.]*\)s.*/transition_secs=\1 secs=\2/p')"
+		fi
+		write_quiet "$LO/enabled" "$([ "$1" = B ] && echo 1 || echo 0)" ||
+			{ echo "cannot write $LO/enabled" >&2; return 1; }
+		;;
+	esac
+	STATE=$1
+	# let the transition's kworkers and RCU callbacks settle
+	sleep 0.5
+}
+
+# ------------------------------------------------------------ workloads
+# wl_verb W VERB: run an optional verb; empty output if not implemented
+wl_verb() {
+	BENCH_NAME=$1 sh "$BENCH_DIR/w-$1.sh" "$2" 2>/dev/null || true
+}
+
+selected() {
+	[ -z "$WORKLOADS" ] && return 0
+	case ",$WORKLOADS," in *",$1,"*) return 0 ;; esac
+	return 1
+}
+
+echo "BENCH-META kernel=$KREL short=$BENCH_KSHORT ncpu=$(nproc) mem_kb=$(meminfo MemTotal) accel=${ACCEL:-none} host=$HOST rounds=$ROUNDS quick=$QUICK configs=$CONFIGS warmup=$WARMUP ko=$KO"
+
+WL=""
+for f in "$BENCH_DIR"/w-*.sh; do
+	[ -e "$f" ] || continue
+	w=$(basename "$f" .sh)
+	w=${w#w-}
+	selected "$w" || continue
+	kpat=$(wl_verb "$w" kernels)
+	if [ -n "$kpat" ]; then
+		ok=0
+		for p in $kpat; do
+			# shellcheck disable=SC2254
+			case $BENCH_KSHORT in $p) ok=1 ;; esac
+		done
+		if [ $ok = 0 ]; then
+			echo "BENCH-SKIP workload=$w reason=\"only for kernels: $kpat\""
+			continue
+		fi
+	fi
+	out=$(BENCH_NAME=$w sh "$f" setup 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "BENCH-SKIP workload=$w reason=\"setup failed (status $rc): $(echo "$out" | tr '\n"' ' '"'" | cut -c1-200)\""
+		continue
+	fi
+	echo "BENCH-WORKLOAD name=$w desc=\"$(wl_verb "$w" describe | tr '"' "'")\" tune=\"$(wl_verb "$w" tune | tr '\n' ',' | sed 's/,$//')\""
+	WL="$WL $w"
+done
+NWL=$(echo $WL | wc -w)
+if [ "$NWL" -eq 0 ]; then
+	echo "BENCH-DONE kernel=$KREL samples=0 errors=1 secs=$(elapsed_since "$T0")"
+	exit 1
+fi
+
+# tune_apply W / tune_restore: config B's per-workload settings
+tune_apply() {
+	: >"$WORKDIR/tune.restore"
+	wl_verb "$1" tune | while read -r file val; do
+		[ -n "$file" ] || continue
+		echo "$file $(cat "$LO/$file")" >>"$WORKDIR/tune.restore"
+		write_quiet "$LO/$file" "$val" || echo "cannot set $LO/$file=$val" >&2
+	done
+}
+tune_restore() {
+	[ -f "$WORKDIR/tune.restore" ] || return 0
+	while read -r file val; do
+		write_quiet "$LO/$file" "$val"
+	done <"$WORKDIR/tune.restore"
+	rm -f "$WORKDIR/tune.restore"
+}
+
+kill_leftovers() {
+	[ -f "$WORKDIR/bg.pids" ] || return 0
+	kill -KILL $(cat "$WORKDIR/bg.pids") 2>/dev/null
+	rm -f "$WORKDIR/bg.pids"
+}
+
+SAMPLES=0 ERRORS=0
+RUN_LIMIT=$([ "$SLOW" = 1 ] && echo 600 || echo 300)
+
+# run_one ROUND CONFIG W: one run; ROUND 0 = warm-up (output discarded)
+run_one() {
+	local r=$1 c=$2 w=$3 rc n msg
+	if [ "$c" = B ]; then
+		tune_apply "$w"
+		for f in "$LO"/*/stats/reset; do write_quiet "$f" 0; done
+	fi
+	BENCH_CONFIG=$c BENCH_ROUND=$r BENCH_NAME=$w \
+		timeout -s KILL "$RUN_LIMIT" sh "$BENCH_DIR/w-$w.sh" run \
+		>"$WORKDIR/run.out" 2>"$WORKDIR/run.err"
+	rc=$?
+	if [ "$c" = B ]; then
+		tune_restore
+		# what lruopt did during the run (diagnostics, not samples)
+		[ "$r" = 0 ] || for d in "$LO"/*/stats; do
+			echo "BENCH-INFO round=$r config=B workload=$w stats=$(basename "$(dirname "$d")") $(
+				for f in "$d"/*; do
+					[ "${f##*/}" = reset ] || printf '%s=%s ' "${f##*/}" "$(cat "$f")"
+				done)"
+		done
+	fi
+	kill_leftovers
+	[ "$r" = 0 ] && [ $rc -eq 0 ] && return 0
+	n=$(grep -c '^RESULT ' "$WORKDIR/run.out")
+	if [ "$r" != 0 ]; then
+		sed -n 's/^RESULT /BENCH kernel='"$KREL"' round='"$r"' config='"$c"' /p' "$WORKDIR/run.out"
+		SAMPLES=$((SAMPLES + n))
+	fi
+	if [ $rc -ne 0 ] || [ "$n" -eq 0 ]; then
+		ERRORS=$((ERRORS + 1))
+		msg=$(cat "$WORKDIR/run.err" "$WORKDIR/run.out" | grep -v '^RESULT ' | tr '\n"' ' '"'" | cut -c1-300)
+		echo "BENCH-ERROR round=$r config=$c workload=$w rc=$rc msg=\"$msg\""
+	fi
+}
+
+# ------------------------------------------------------------ rounds
+TOTAL=$((ROUNDS * ${#CONFIGS} * NWL))
+STEP=0
+if [ $WARMUP = 1 ]; then
+	for w in $WL; do
+		echo "BENCH-PROGRESS round=0/$ROUNDS config=A workload=$w step=0/$TOTAL warmup=1"
+		run_one 0 A "$w"
+	done
+fi
+r=1
+while [ $r -le "$ROUNDS" ]; do
+	case $(((r - 1) % 4)) in
+	0) order=ABC ;; 1) order=CBA ;; 2) order=BCA ;; 3) order=ACB ;;
+	esac
+	# keep only the configured configurations, in this round's order
+	order=$(echo "$order" | tr -cd "$CONFIGS")
+	# rotate the workload list by (r-1)
+	set -- $WL
+	k=$(((r - 1) % NWL))
+	while [ $k -gt 0 ]; do
+		first=$1
+		shift
+		set -- "$@" "$first"
+		k=$((k - 1))
+	done
+	wl_round=$*
+	info "round=$r order=$order workloads=$(echo $wl_round | tr ' ' ',')"
+	for c in $(echo "$order" | sed 's/./& /g'); do
+		if ! goto_config "$c"; then
+			ERRORS=$((ERRORS + 1))
+			echo "BENCH-ERROR round=$r config=$c workload=- rc=1 msg=\"cannot switch to configuration $c\""
+			break 2
+		fi
+		for w in $wl_round; do
+			STEP=$((STEP + 1))
+			echo "BENCH-PROGRESS round=$r/$ROUNDS config=$c workload=$w step=$STEP/$TOTAL"
+			run_one "$r" "$c" "$w"
+		done
+	done
+	r=$((r + 1))
+done
+
+goto_config A || ERRORS=$((ERRORS + 1))
+for w in $WL; do
+	wl_verb "$w" cleanup >/dev/null
+done
+drain_trace_cleanup
+echo "BENCH-DONE kernel=$KREL samples=$SAMPLES errors=$ERRORS secs=$(elapsed_since "$T0")"
+[ $ERRORS -eq 0 ]

@@ -1,0 +1,33 @@
+#!/bin/sh
+# w-idle-drain: the cost of a drain when nothing is pending (the other CPUs
+# idle), from CPU 0: back-to-back madvise(MADV_COLLAPSE) of one page
+# (lru_add_drain_all() and nothing else: the call costs the drain and the
+# syscall) - 1000 calls (--quick 300) - and writes to
+# /proc/sys/vm/compact_memory (drain + a compaction pass over all zones) -
+# 30 calls (--quick 15).  Metrics: median call time of each, and drain work
+# items run per MADV_COLLAPSE call (kworker wake-ups; ~0 expected).  This
+# is where lruopt's own bookkeeping (caller lookup, cpumask, statistics)
+# could cost more than it saves.
+. "$(dirname "$0")/bench-lib.sh"
+
+case ${1:-} in
+describe) echo "MADV_COLLAPSE / compact_memory with nothing pending" ;;
+progs) echo ab_drainlat ;;
+setup)
+	need ab_drainlat
+	drain_trace_setup || echo "no tracing: no drain-work count" >&2
+	;;
+cleanup) need ab_drainlat ;;
+run)
+	need ab_drainlat
+	n=$(qf 300 1000)
+	drain_trace_begin
+	m=$(ab_drainlat collapse "$n" 0 0) || { drain_trace_end >/dev/null; exit 1; }
+	works=$(drain_trace_end)
+	c=$(ab_drainlat compact "$(qf 15 30)" 0 0) || exit 1
+	result collapse_call "$(kv "$m" median_us)" us lower
+	result compact_call "$(kv "$c" median_us)" us lower
+	[ -z "$works" ] || result drain_works_per_call "$(div "$works" "$n" 3)" works lower
+	;;
+*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
+esac

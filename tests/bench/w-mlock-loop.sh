@@ -1,0 +1,21 @@
+#!/bin/sh
+# w-mlock-loop: the test_mlock loop of seeds/000 (Tao Ma, 2011): mlock() and
+# munlock() of three small stack buffers, repeated; the stack VMA is split
+# and re-merged every time.  Mostly VMA work: lru_add_drain_all() has not
+# been called from mlock() since 4.15, so lruopt should change little here
+# (small folios locked per call: the batched munlock path with tiny batches).
+# 6000 iterations per run (--quick 2000), pinned to the last CPU.
+. "$(dirname "$0")/bench-lib.sh"
+
+case ${1:-} in
+describe) echo "seeds/000 test_mlock loop: mlock+munlock of 24/56/4168-byte stack buffers" ;;
+progs) echo ab_mlock ;;
+setup | cleanup) need ab_mlock ;;
+run)
+	need ab_mlock
+	out=$(ab_mlock "$(qf 2000 6000)") || exit 1
+	result iteration "$(div "$(kv "$out" ns_per_iter)" 1000 2)" us lower
+	result mlocked_pages_per_iter "$(kv "$out" mlocked_per_iter)" pages lower
+	;;
+*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
+esac

@@ -1,0 +1,53 @@
+#!/bin/sh
+# w-rt-drain: drain latency next to an RT hog.  rthog runs SCHED_FIFO on
+# CPU 1 and keeps faulting new pages (CPU 1 nearly always has folios in its
+# LRU batches; its kworker only runs when RT throttling lets it, default
+# sched_rt_runtime_us=950000, or on 6.12 the fair server).  From CPU 0,
+# ab_drainlat then calls lru_add_drain_all() through two "hint" callers,
+# 6 times each (--quick: 3), 20-1000 ms apart (random, so that the calls
+# land at random phases of the 1 s RT throttling period):
+#   compact   write /proc/sys/vm/compact_memory (drain + a compaction pass)
+#   collapse  madvise(MADV_COLLAPSE) of one page (drain + nothing)
+# Metrics: median and maximum latency of one call of each.  Config B sets
+# drain/timeout_us=2000: lruopt waits at most 2 ms for CPU 1 (the work
+# stays queued and runs when it can).
+. "$(dirname "$0")/bench-lib.sh"
+
+case ${1:-} in
+describe) echo "compact_memory / MADV_COLLAPSE from CPU 0 while a SCHED_FIFO task faults pages on CPU 1" ;;
+progs) echo rthog ab_drainlat ;;
+tune) echo "drain/timeout_us 2000" ;;
+setup | cleanup)
+	need rthog ab_drainlat
+	[ "$(nproc)" -ge 2 ] || { echo "needs at least 2 CPUs" >&2; exit 1; }
+	;;
+run)
+	need rthog ab_drainlat
+	rthog 1 300 50 256 >"$BENCH_WORKDIR/rthog.out" 2>&1 &
+	hog=$!
+	bg_register $hog
+	i=0
+	until grep -q ready "$BENCH_WORKDIR/rthog.out"; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 $hog 2>/dev/null; then
+			echo "rthog did not start: $(cat "$BENCH_WORKDIR/rthog.out")" >&2
+			kill -TERM $hog 2>/dev/null
+			exit 1
+		fi
+		sleep 0.1
+	done
+	sleep 0.2
+	n=$(qf 3 6)
+	c=$(ab_drainlat compact "$n" 20000 0 980000) &&
+		m=$(ab_drainlat collapse "$n" 20000 0 980000)
+	rc=$?
+	kill -TERM $hog
+	wait $hog
+	[ $rc -eq 0 ] || exit 1
+	result compact_median "$(kv "$c" median_us)" us lower
+	result compact_max "$(kv "$c" max_us)" us lower
+	result collapse_median "$(kv "$m" median_us)" us lower
+	result collapse_max "$(kv "$m" max_us)" us lower
+	;;
+*) echo "usage: $0 describe|progs|tune|setup|run|cleanup" >&2; exit 2 ;;
+esac

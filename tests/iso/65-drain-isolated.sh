@@ -1,0 +1,83 @@
+#!/bin/sh
+# 65-drain-isolated: drain/skip_isolated.  Runs in its own boot with
+# "isolcpus=3 nohz_full=3" (scripts/mkinitramfs --tests tests/iso, vmrun
+# --append "isolcpus=3 nohz_full=3").  With skip_isolated=1 hint drains do
+# not wait for the isolated CPU 3 (skipped_cpus grows, partial drains;
+# its work is still queued); with 0 they do (full drains that waited for
+# CPU 3's drain work); strict callers wait either way.  Deterministic with a
+# sleeping helper holding 8 pending pages on CPU 3, then with CPU 3 hogged
+# by a SCHED_FIFO task that keeps faulting pages.
+# lruopt-timeout: 300
+. /tests/lib.sh
+. /tests/lib-drain.sh
+dmesg_mark "65-drain-isolated"
+ISO=3
+iso=$(cat /sys/devices/system/cpu/isolated 2>/dev/null)
+if ! assert_eq "booted with isolcpus=$ISO (/sys/devices/system/cpu/isolated)" "$ISO" "$iso"; then
+	diag "cmdline: $(cat /tmp/cmdline)"
+	exit 1
+fi
+assert_eq "CPU $ISO is nohz_full" "$ISO" "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
+ensure_loaded || exit 1
+pin_shell_cpu0
+trap drain_cleanup EXIT
+check "drain knobs set to defaults" drain_defaults
+echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+dsnap_stable all0 || fail "counters stable at start"
+
+traced_compact() {	# LABEL: one compact drain, CPU ISO pending, traced
+	start_pending $ISO 8 || return 1
+	dtrace_start || return 1
+	dsnap "$1.0"
+	drain_call -c 0 -m -l "$1" compact >/dev/null || return 1
+	dsnap "$1.1"
+	dtrace_stop "/tmp/trace-$1.txt" || return 1
+	stop_pending
+}
+
+# ---- 1. sleeping helper with 8 pending pages on CPU 3
+check "skip_isolated=1" dset skip_isolated 1
+check "skip_isolated=1: compact drain, CPU $ISO pending" traced_compact i1
+diag "$(show_snap_delta i1.0 i1.1)"
+assert_eq "skip_isolated=1: CPU $ISO skipped (row skipped +1, skipped_cpus +1)" "1 1" \
+	"$(crd i1.0 i1.1 "$RX_COMPACT" skipped) $(sd i1.0 i1.1 skipped_cpus)"
+assert_eq "skip_isolated=1: a partial drain" "1 0" "$(sd i1.0 i1.1 partial_drains) $(sd i1.0 i1.1 full_drains)"
+assert_eq "skip_isolated=1: CPU $ISO's drain work still queued" 1 "$(tcount /tmp/trace-i1.txt i1 1 queue drain_workfn $ISO)"
+
+check "skip_isolated=0" dset skip_isolated 0
+check "skip_isolated=0: compact drain, CPU $ISO pending" traced_compact i0
+diag "$(show_snap_delta i0.0 i0.1)"
+assert_eq "skip_isolated=0: CPU $ISO not skipped, a full drain" "0 1 0" \
+	"$(sd i0.0 i0.1 skipped_cpus) $(sd i0.0 i0.1 full_drains) $(sd i0.0 i0.1 partial_drains)"
+n=$(tcount /tmp/trace-i0.txt i0 1 exec drain_workfn $ISO)
+if ! check "skip_isolated=0: the drain waited for CPU $ISO's drain work ($n)" test "$n" -ge 1; then
+	diag "$(twindow /tmp/trace-i0.txt i0 1)"
+fi
+
+# ---- 2. CPU 3 hogged
+check "rthog SCHED_FIFO on isolated CPU $ISO" start_hog $ISO 250
+check "skip_isolated=1" dset skip_isolated 1
+dsnap h1.0
+drain_call -c 0 -n 8 -i 50000 compact >/dev/null
+dsnap h1.1
+drain_call -c 0 -n 2 -w 1 memfd >/dev/null
+r=$?
+dsnap h1.2
+check "skip_isolated=0" dset skip_isolated 0
+dsnap h0.0
+drain_call -c 0 -n 2 -i 50000 compact >/dev/null
+dsnap h0.1
+check "rthog ran undisturbed" stop_hog
+diag "skip 1: $(show_snap_delta h1.0 h1.1)" "strict: $(show_snap_delta h1.1 h1.2)" "skip 0: $(show_snap_delta h0.0 h0.1)"
+check "hogged isolated CPU: skipped with skip_isolated=1 (skipped_cpus +$(sd h1.0 h1.1 skipped_cpus) of 8)" \
+	test "$(sd h1.0 h1.1 skipped_cpus)" -ge 1
+assert_eq "memfd seals succeeded" 0 "$r"
+assert_eq "strict memfd seals with skip_isolated=1: row skipped +0, 2 full drains" "2 0 2" \
+	"$(crd h1.1 h1.2 "$RX_MEMFD" calls) $(crd h1.1 h1.2 "$RX_MEMFD" skipped) $(sd h1.1 h1.2 full_drains)"
+assert_eq "skip_isolated=0 under the hog: nothing skipped, 2 full drains (waited for CPU $ISO)" "0 2" \
+	"$(sd h0.0 h0.1 skipped_cpus) $(sd h0.0 h0.1 full_drains)"
+
+check "knobs back to defaults" drain_defaults
+dsnap_stable all1 || fail "counters stable at end"
+check "counter invariants hold over 65-drain-isolated" stats_consistent all0 all1
+check_dmesg_clean "no kernel warnings during 65-drain-isolated"

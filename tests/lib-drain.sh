@@ -1,0 +1,422 @@
+# lib-drain.sh - helpers of the drain tests (tests/6?-drain-*.sh,
+# tests/iso/65-drain-isolated.sh).  Source after lib.sh.
+#
+# Observability used by the drain tests:
+#  - lruopt's counters (drain/stats/*) and per-call-site table
+#    (drain/callers), snapshotted to files and compared (dsnap, sd, crd);
+#  - the workqueue trace events of a private tracing instance: which CPU had
+#    a drain work item queued (workqueue_queue_work, "cpu=N") and when it
+#    started running (workqueue_execute_start, on "[00N]"), between trace
+#    markers that drain_call -m writes right before and right after each
+#    call ("drain_call LABEL begin I" / "... end I").  The kernel's stock
+#    per-CPU work is lru_add_drain_per_cpu, lruopt's is drain_workfn.
+#    trace_clock is "global", so events of different CPUs are ordered.
+
+D=$LO/drain
+DS=$D/stats
+DRAIN_SNAP=/tmp/drain-snap
+TRACEFS=/sys/kernel/tracing
+DTRACE=$TRACEFS/instances/lruopt-drain
+# drain_call -m writes its markers into our instance
+export DRAIN_MARKER=$DTRACE/trace_marker
+mkdir -p "$DRAIN_SNAP"
+
+DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max"
+
+# Caller rows (first field of drain/callers) of each trigger, as an awk
+# regex; a function may be inlined into its caller on one of the kernels.
+RX_COMPACT='^(compact_nodes|sysctl_compaction_handler|compact_store)([.+ ]|$)'
+RX_COLLAPSE='^madvise_collapse([.+ ]|$)'
+RX_FADVISE='^generic_fadvise([.+ ]|$)'
+RX_MEMFD='^memfd_'
+
+# ncpus: online CPUs (nproc would count only the ones we may run on)
+ncpus() {
+	grep -c '^processor' /proc/cpuinfo
+}
+
+# pin_shell_cpu0: this test's shell (and so every command it starts) runs
+# on CPU 0 only; the workload programs pin themselves elsewhere.  Also
+# quiets khugepaged (see below) for the test.
+pin_shell_cpu0() {
+	taskset -p 1 $$ >/dev/null
+	quiet_khugepaged
+}
+
+# quiet_khugepaged: khugepaged calls lru_add_drain_all() at the start of
+# every scan pass (every 10 s by default once any process has a THP-able
+# area): a drain the test did not ask for, which empties the batches a test
+# has just filled.  Make it sleep for an hour (the write itself wakes it
+# for one pass: give that a moment); restore_khugepaged puts 10 s back.
+KHP=/sys/kernel/mm/transparent_hugepage/khugepaged
+quiet_khugepaged() {
+	[ -w $KHP/scan_sleep_millisecs ] || return 0
+	[ "$(cat $KHP/scan_sleep_millisecs)" = 3600000 ] && return 0
+	echo 3600000 >$KHP/scan_sleep_millisecs
+	echo 3600000 >$KHP/alloc_sleep_millisecs
+	sleep 1
+}
+restore_khugepaged() {
+	[ -w $KHP/scan_sleep_millisecs ] || return 0
+	echo 10000 >$KHP/scan_sleep_millisecs
+	echo 60000 >$KHP/alloc_sleep_millisecs
+}
+
+# drain_defaults: every drain knob back to its default
+drain_defaults() {
+	echo 1 >"$LO/enabled" && echo 1 >"$D/enabled" &&
+		echo 0 >"$D/timeout_us" && echo 0 >"$D/coalesce_us" &&
+		echo "" >"$D/skip_cpus" && echo 0 >"$D/skip_isolated"
+}
+
+# dset KNOB VALUE: write a drain knob and verify it reads back
+dset() {
+	local got
+	if ! echo "$2" >"$D/$1"; then
+		echo "write '$2' > $D/$1 failed"
+		return 1
+	fi
+	got=$(readval "$D/$1")
+	if [ "$got" != "$2" ]; then
+		echo "$D/$1 reads '$got' after writing '$2'"
+		return 1
+	fi
+}
+
+# wset FILE VALUE: write any sysfs file and verify it reads back
+wset() {
+	local got
+	echo "$2" >"$1" || { echo "write '$2' > $1 failed"; return 1; }
+	got=$(readval "$1")
+	[ "$got" = "$2" ] || { echo "$1 reads '$got' after writing '$2'"; return 1; }
+}
+
+dstat() { readval "$DS/$1"; }
+
+# dsnap TAG: save all counters and the callers table under TAG
+dsnap() {
+	local c
+	for c in $DRAIN_COUNTERS; do
+		echo "$c $(cat "$DS/$c")"
+	done >"$DRAIN_SNAP/$1.stats"
+	cat "$D/callers" >"$DRAIN_SNAP/$1.callers"
+}
+
+# sd TAG1 TAG2 COUNTER: COUNTER(TAG2) - COUNTER(TAG1)
+sd() {
+	awk -v c="$3" 'FNR == 1 { f++ } $1 == c { v[f] = $2 } END { print v[2] - v[1] }' \
+		"$DRAIN_SNAP/$1.stats" "$DRAIN_SNAP/$2.stats"
+}
+
+# sv TAG COUNTER: value in a snapshot
+sv() {
+	awk -v c="$2" '$1 == c { print $2 }' "$DRAIN_SNAP/$1.stats"
+}
+
+# Field numbers of the callers table.
+_cfield() {
+	case $1 in
+	calls) echo 3 ;; cpus_queued) echo 4 ;; inline_drains) echo 5 ;;
+	skipped) echo 6 ;; timed_out) echo 7 ;; coalesced) echo 8 ;;
+	wait_ns_total) echo 9 ;; wait_ns_max) echo 10 ;;
+	*) echo 0 ;;
+	esac
+}
+
+# cv TAG REGEX FIELD: sum (max for wait_ns_max) of FIELD over the caller
+# rows whose symbol matches REGEX ("." = all rows)
+cv() {
+	awk -v rx="$2" -v f="$(_cfield "$3")" -v mx="$([ "$3" = wait_ns_max ] && echo 1)" '
+		/^#/ { next }
+		$1 ~ rx { if (mx) { if ($f > s) s = $f } else s += $f }
+		END { print s + 0 }' "$DRAIN_SNAP/$1.callers"
+}
+
+# crd TAG1 TAG2 REGEX FIELD: delta of cv
+crd() {
+	echo $(( $(cv "$2" "$3" "$4") - $(cv "$1" "$3" "$4") ))
+}
+
+# cclass TAG REGEX: the classes of the matching rows ("hint", "strict", or
+# several, space separated; empty when there is no such row)
+cclass() {
+	awk -v rx="$2" '/^#/ { next } $1 ~ rx { print $2 }' "$DRAIN_SNAP/$1.callers" | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+# crows TAG REGEX: the matching rows, for diagnostics
+crows() {
+	awk -v rx="$2" '/^#/ { next } $1 ~ rx' "$DRAIN_SNAP/$1.callers"
+}
+
+# show_snap_delta TAG1 TAG2: all counter deltas on one line
+show_snap_delta() {
+	local c out=""
+	for c in $DRAIN_COUNTERS; do
+		[ "$c" = wait_ns_max ] && continue
+		out="$out $c=$(sd "$1" "$2" "$c")"
+	done
+	echo "stats delta:$out"
+}
+
+# stats_invariant TAG: calls == stock + coalesced + full_drains +
+# partial_drains in one snapshot (fallbacks are counted inside stock)
+stats_invariant() {
+	local t=$1 calls stock co fu pa
+	calls=$(sv "$t" calls) stock=$(sv "$t" stock) co=$(sv "$t" coalesced)
+	fu=$(sv "$t" full_drains) pa=$(sv "$t" partial_drains)
+	echo "calls=$calls stock=$stock coalesced=$co full=$fu partial=$pa"
+	[ "$calls" -eq $((stock + co + fu + pa)) ]
+}
+
+# stats_consistent T1 T2: between two snapshots, the invariant on the deltas
+# and the per-caller table agreeing with the global counters (rows count
+# only the calls that reached lruopt's own path, i.e. not stock ones):
+#   d(calls) == d(stock + coalesced + full_drains + partial_drains)
+#   d(sum rows.calls) == d(calls - stock)   d(sum rows.coalesced) == d(coalesced)
+#   d(sum rows.skipped) == d(skipped_cpus)  d(sum rows.timed_out) == d(timeouts)
+#   d(sum rows.inline_drains) == d(inline_drains)
+#   d(sum rows.cpus_queued) == d(cpus_queued + cpus_shared)
+# (stats/reset clears the counters, not the callers table: hence deltas)
+stats_consistent() {
+	local a=$1 b=$2 calls stock co fu pa bad=0
+	calls=$(sd "$a" "$b" calls) stock=$(sd "$a" "$b" stock)
+	co=$(sd "$a" "$b" coalesced) fu=$(sd "$a" "$b" full_drains)
+	pa=$(sd "$a" "$b" partial_drains)
+	echo "delta: calls=$calls stock=$stock coalesced=$co full=$fu partial=$pa"
+	if [ "$calls" -ne $((stock + co + fu + pa)) ]; then
+		echo "calls $calls != stock $stock + coalesced $co + full $fu + partial $pa"
+		bad=1
+	fi
+	_sc_eq() {
+		if [ "$2" != "$3" ]; then
+			echo "$1: callers table delta $2, stats delta $3"
+			bad=1
+		fi
+	}
+	_sc_eq "calls (non-stock)" "$(crd "$a" "$b" . calls)" $((calls - stock))
+	_sc_eq coalesced "$(crd "$a" "$b" . coalesced)" "$co"
+	_sc_eq skipped_cpus "$(crd "$a" "$b" . skipped)" "$(sd "$a" "$b" skipped_cpus)"
+	_sc_eq timeouts "$(crd "$a" "$b" . timed_out)" "$(sd "$a" "$b" timeouts)"
+	_sc_eq inline_drains "$(crd "$a" "$b" . inline_drains)" "$(sd "$a" "$b" inline_drains)"
+	_sc_eq "cpus_queued+cpus_shared" "$(crd "$a" "$b" . cpus_queued)" \
+		$(( $(sd "$a" "$b" cpus_queued) + $(sd "$a" "$b" cpus_shared) ))
+	return $bad
+}
+
+# dsnap_stable TAG: snapshot until two consecutive snapshots agree (a
+# background caller such as khugepaged may drain while we read), at most 10
+# tries; returns 1 if they never agreed.
+dsnap_stable() {
+	local i=0
+	dsnap "$1.a"
+	while [ $i -lt 10 ]; do
+		dsnap "$1"
+		if cmp -s "$DRAIN_SNAP/$1.stats" "$DRAIN_SNAP/$1.a.stats" &&
+			cmp -s "$DRAIN_SNAP/$1.callers" "$DRAIN_SNAP/$1.a.callers"; then
+			return 0
+		fi
+		cp "$DRAIN_SNAP/$1.stats" "$DRAIN_SNAP/$1.a.stats"
+		cp "$DRAIN_SNAP/$1.callers" "$DRAIN_SNAP/$1.a.callers"
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "drain counters kept changing while read"
+	return 1
+}
+
+# ------------------------------------------------------------------ tracing
+
+# dtrace_start: (re)start the private instance with the two workqueue events
+dtrace_start() {
+	[ -d "$TRACEFS/instances" ] || { echo "no $TRACEFS/instances"; return 1; }
+	[ -d "$DTRACE" ] || mkdir "$DTRACE" || return 1
+	echo 0 >"$DTRACE/tracing_on"
+	echo global >"$DTRACE/trace_clock" || return 1
+	echo 4096 >"$DTRACE/buffer_size_kb"
+	echo 1 >"$DTRACE/events/workqueue/workqueue_queue_work/enable" || return 1
+	echo 1 >"$DTRACE/events/workqueue/workqueue_execute_start/enable" || return 1
+	: >"$DTRACE/trace"
+	echo 1 >"$DTRACE/tracing_on"
+}
+
+# dtrace_stop FILE: stop, save the trace to FILE; fails when events were lost
+dtrace_stop() {
+	local lost
+	echo 0 >"$DTRACE/tracing_on"
+	cat "$DTRACE/trace" >"$1"
+	echo 0 >"$DTRACE/events/workqueue/workqueue_queue_work/enable"
+	echo 0 >"$DTRACE/events/workqueue/workqueue_execute_start/enable"
+	: >"$DTRACE/trace"
+	lost=$(cat "$DTRACE"/per_cpu/cpu*/stats 2>/dev/null | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }')
+	if [ "$lost" != 0 ]; then
+		echo "trace buffer overran ($lost events lost)"
+		return 1
+	fi
+}
+
+dtrace_cleanup() {
+	[ -d "$DTRACE" ] && rmdir "$DTRACE" 2>/dev/null
+	return 0
+}
+
+# tcount FILE LABEL I KIND FUNC CPU: number of KIND events (queue: work
+# queued for CPU, "cpu=CPU"; exec: work started running on CPU) of the
+# work function FUNC (drain_workfn, lru_add_drain_per_cpu) between the
+# markers of call I of drain_call -l LABEL.  LABEL "-" = the whole trace;
+# CPU "any" = all CPUs.
+tcount() {
+	awk -v lb="$2" -v i="$3" -v kind="$4" -v fn="$5" -v cpu="$6" '
+		function ends(s, t) { return length(s) >= length(t) && substr(s, length(s) - length(t) + 1) == t }
+		BEGIN { inw = (lb == "-"); b = "drain_call " lb " begin " i; e = "drain_call " lb " end " i; n = 0 }
+		lb != "-" && ends($0, b) { inw = 1; next }
+		lb != "-" && ends($0, e) { inw = 0; next }
+		!inw { next }
+		kind == "queue" && /workqueue_queue_work:/ && $0 ~ ("function=" fn "( |$)") {
+			if (cpu == "any" || $0 ~ (" cpu=" cpu "( |$)")) n++
+		}
+		kind == "exec" && /workqueue_execute_start:/ && $0 ~ ("function " fn "( |$)") {
+			if (cpu == "any") { n++; next }
+			for (k = 1; k <= NF; k++) if ($k ~ /^\[[0-9]+\]$/) { c = substr($k, 2, length($k) - 2) + 0; break }
+			if (c == cpu) n++
+		}
+		END { print n }' "$1"
+}
+
+# tmarkers FILE LABEL I: 1 when both markers of call I are in the trace
+tmarkers() {
+	awk -v b="drain_call $2 begin $3" -v e="drain_call $2 end $3" '
+		function ends(s, t) { return length(s) >= length(t) && substr(s, length(s) - length(t) + 1) == t }
+		ends($0, b) { nb++ } ends($0, e) { ne++ }
+		END { print (nb == 1 && ne == 1) ? 1 : 0 }' "$1"
+}
+
+# twindow FILE LABEL I: the trace lines between the markers of call I, for
+# diagnostics (drain work events only)
+twindow() {
+	awk -v b="drain_call $2 begin $3" -v e="drain_call $2 end $3" '
+		function ends(s, t) { return length(s) >= length(t) && substr(s, length(s) - length(t) + 1) == t }
+		ends($0, b) { inw = 1 } inw && (/drain_workfn|lru_add_drain_per_cpu|drain_call/) { print }
+		ends($0, e) { inw = 0 }' "$1" | head -40
+}
+
+# ------------------------------------------------------------------ workloads
+
+# start_pending CPU NPAGES: drain_pending leaves NPAGES pages in CPU's LRU
+# batch and sleeps there.  Sets PEND_PID.  Records the pid for run-all.sh.
+start_pending() {
+	local i=0
+	rm -f /tmp/drain-pending.out
+	drain_pending "$1" "$2" 300 >/tmp/drain-pending.out 2>&1 &
+	PEND_PID=$!
+	_reg_pid $PEND_PID
+	until grep -q '^ready' /tmp/drain-pending.out 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 200 ] || ! kill -0 $PEND_PID 2>/dev/null; then
+			echo "drain_pending did not get ready: $(cat /tmp/drain-pending.out)"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+stop_pending() {
+	[ -n "${PEND_PID:-}" ] || return 0
+	kill -TERM "$PEND_PID" 2>/dev/null
+	wait "$PEND_PID"
+	local rc=$?
+	_unreg_pid "$PEND_PID"
+	PEND_PID=""
+	[ $rc -eq 0 ] || echo "drain_pending exited $rc: $(cat /tmp/drain-pending.out)"
+	return $rc
+}
+
+# start_hog CPU [SECONDS]: rthog SCHED_FIFO on CPU.  Sets HOG_PID.
+start_hog() {
+	local i=0
+	rm -f /tmp/rthog.out
+	rthog "$1" "${2:-300}" 50 256 >/tmp/rthog.out 2>&1 &
+	HOG_PID=$!
+	_reg_pid $HOG_PID
+	until grep -q 'ready' /tmp/rthog.out 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 200 ] || ! kill -0 $HOG_PID 2>/dev/null; then
+			echo "rthog did not get ready: $(cat /tmp/rthog.out)"
+			return 1
+		fi
+		sleep 0.05
+	done
+	sleep 0.2
+}
+
+stop_hog() {
+	[ -n "${HOG_PID:-}" ] || return 0
+	kill -TERM "$HOG_PID" 2>/dev/null
+	wait "$HOG_PID"
+	local rc=$?
+	_unreg_pid "$HOG_PID"
+	HOG_PID=""
+	[ $rc -eq 0 ] || echo "rthog exited $rc: $(cat /tmp/rthog.out)"
+	tail -1 /tmp/rthog.out
+	return $rc
+}
+
+# run-all.sh kills the pids listed in /tmp/wl.pids when a test is killed.
+_reg_pid() { echo "$1" >>/tmp/wl.pids; }
+_unreg_pid() {
+	[ -f /tmp/wl.pids ] || return 0
+	grep -vx "$1" /tmp/wl.pids >/tmp/wl.pids.new
+	if [ -s /tmp/wl.pids.new ]; then mv /tmp/wl.pids.new /tmp/wl.pids; else rm -f /tmp/wl.pids /tmp/wl.pids.new; fi
+}
+
+# drain_cleanup: stop helpers, knobs back to defaults, default RT throttling.
+# For "trap drain_cleanup EXIT" in every drain test.
+drain_cleanup() {
+	stop_hog >/dev/null 2>&1
+	stop_pending >/dev/null 2>&1
+	[ -d "$D" ] && drain_defaults 2>/dev/null
+	echo 950000 >/proc/sys/kernel/sched_rt_runtime_us 2>/dev/null
+	restore_khugepaged
+	dtrace_cleanup
+}
+
+# kv LINE KEY: value of KEY=... in a RESULT line
+kv() {
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+
+# ext4 on brd for the fadvise trigger (tmpfs/ramfs fadvise is a no-op).
+# busybox's mke2fs makes an ext2 layout (ext4 driver) and brd completes
+# writes inside submit_bio(): generic_fadvise() finds the freshly written
+# folios clean and drops them, so it only calls lru_add_drain_all() when
+# some folio cannot be invalidated.  drain_call fadvise and fadvstorm
+# therefore keep the file's first page mapped during the call (a mapped
+# folio is never invalidated), which makes every call drain.
+DRAIN_FS=/mnt/drain-fs
+DRAIN_DEV=/dev/ram0
+drain_fs_setup() {
+	if awk -v d="$DRAIN_FS" '$2 == d { f = 1 } END { exit !f }' /proc/mounts; then
+		return 0
+	fi
+	if ! grep -q '^brd ' /proc/modules; then
+		modprobe brd rd_nr=1 rd_size=131072 || { echo "modprobe brd failed"; return 1; }
+	fi
+	[ -b $DRAIN_DEV ] || { echo "$DRAIN_DEV missing"; return 1; }
+	if grep -q "^$DRAIN_DEV " /proc/mounts; then
+		echo "$DRAIN_DEV is mounted elsewhere: $(grep "^$DRAIN_DEV " /proc/mounts)"
+		return 1
+	fi
+	mke2fs -q $DRAIN_DEV >/dev/null || { echo "mke2fs failed"; return 1; }
+	modprobe ext4 || { echo "modprobe ext4 failed"; return 1; }
+	mkdir -p "$DRAIN_FS"
+	mount -t ext4 $DRAIN_DEV "$DRAIN_FS" || { echo "mount ext4 failed"; return 1; }
+}
+
+drain_fs_teardown() {
+	if awk -v d="$DRAIN_FS" '$2 == d { f = 1 } END { exit !f }' /proc/mounts; then
+		umount "$DRAIN_FS" || return 1
+	fi
+	if grep -q '^brd ' /proc/modules; then
+		rmmod brd || return 1
+	fi
+	return 0
+}

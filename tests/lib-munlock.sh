@@ -1,0 +1,98 @@
+# lib-munlock.sh - helpers for tests/70-munlock-*.sh and tests/bench/munlock-bench.sh
+# (busybox ash).  Source after lib.sh.
+#
+# The munlock feature of lruopt: /sys/kernel/lruopt/munlock/{enabled,batch,
+# stats/{pages,batches,lock_acquisitions,fallbacks,stock_walks},stats/reset}.
+# The exactness tests compare global kernel counters, so nothing else may run
+# while they do; mun_quiet_begin also keeps khugepaged and proactive
+# compaction from migrating or collapsing the test's pages in the middle of
+# a sequence (both would legitimately change the unevictable_pgs_* events).
+
+MUN=$LO/munlock
+
+# mun_enable 0|1: the feature switch (the master switch is forced to 1).
+mun_enable() {
+	echo 1 >"$LO/enabled" && echo "$1" >"$MUN/enabled" &&
+		[ "$(cat "$MUN/enabled")" = "$1" ]
+}
+
+# mun_batch N: munlock/batch
+mun_batch() {
+	echo "$1" >"$MUN/batch" && [ "$(cat "$MUN/batch")" = "$1" ]
+}
+
+# mun_stat NAME: one stats counter
+mun_stat() {
+	cat "$MUN/stats/$1" 2>/dev/null || echo "?"
+}
+
+mun_reset() {
+	echo 0 >"$MUN/stats/reset"
+}
+
+# mun_stats: all counters on one line
+mun_stats() {
+	local s out=""
+	for s in pages batches lock_acquisitions fallbacks stock_walks; do
+		out="$out $s=$(mun_stat $s)"
+	done
+	echo "${out# }"
+}
+
+# Sysctl / sysfs values changed by mun_quiet_begin, restored by mun_quiet_end.
+MUN_KHP=/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs
+MUN_PRO=/proc/sys/vm/compaction_proactiveness
+
+mun_quiet_begin() {
+	[ -f /tmp/mun-quiet ] && return 0
+	{
+		echo "khp=$(cat $MUN_KHP 2>/dev/null)"
+		echo "pro=$(cat $MUN_PRO 2>/dev/null)"
+	} >/tmp/mun-quiet
+	[ -w $MUN_KHP ] && echo 3600000 >$MUN_KHP
+	[ -w $MUN_PRO ] && echo 0 >$MUN_PRO
+	return 0
+}
+
+mun_quiet_end() {
+	local khp pro
+	[ -f /tmp/mun-quiet ] || return 0
+	khp=$(sed -n 's/^khp=//p' /tmp/mun-quiet)
+	pro=$(sed -n 's/^pro=//p' /tmp/mun-quiet)
+	[ -n "$khp" ] && echo "$khp" >$MUN_KHP
+	[ -n "$pro" ] && echo "$pro" >$MUN_PRO
+	rm -f /tmp/mun-quiet
+}
+
+# mun_core FILE: the compared part of munlock_exact's checkpoint lines
+# (everything between "run=R " and " | "), one per line.
+mun_core() {
+	sed -n 's/^RESULT exact scenario=[^ ]* run=[^ ]* \(cp=.*\) | .*/\1/p' "$1"
+}
+
+# mun_info FILE FIELD: FIELD (e.g. lo_pages) of the last checkpoint line
+mun_info() {
+	grep '^RESULT exact .* cp=' "$1" | tail -1 | sed -n "s/.* $2=\([-0-9]*\).*/\1/p"
+}
+
+# mun_exact_run SCENARIO LABEL ENABLED OUT: run munlock_exact with the feature
+# switch at ENABLED.  Fails unless the program exited 0 and printed its end
+# line.
+mun_exact_run() {
+	local sc=$1 label=$2 en=$3 out=$4 rc
+	mun_enable "$en" || { echo "cannot set $MUN/enabled=$en" >"$out"; return 1; }
+	munlock_exact "$sc" "$label" >"$out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q "^RESULT exact scenario=$sc run=$label \(done\|skip\)" "$out"; then
+		echo "munlock_exact $sc $label exited $rc" >>"$out"
+		return 1
+	fi
+	return 0
+}
+
+# mun_diff A B: first differing checkpoint lines (for diagnostics)
+mun_diff() {
+	mun_core "$1" >/tmp/mun-diff.a
+	mun_core "$2" >/tmp/mun-diff.b
+	diff /tmp/mun-diff.a /tmp/mun-diff.b | head -${3:-12}
+}

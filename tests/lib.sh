@@ -1,0 +1,580 @@
+# lib.sh - helpers for the in-guest lruopt tests (busybox ash).
+#
+# Sourced by every tests/NN-*.sh.  Modelled on the kernel's
+# tools/testing/selftests/livepatch/functions.sh, but emits TAP:
+#   ok N - name
+#   not ok N - name
+#   # diagnostic lines
+# Result numbering is global across test files (run-all.sh prints the plan
+# and the final LRUOPT-TESTS-DONE line), so the counters live in files under
+# $TAP_DIR rather than in shell variables.
+#
+# Conventions: helper functions return 0/1 and print plain diagnostics (check
+# turns them into "# ..." lines);
+# only pass/fail/check/assert_* and expect_* emit TAP results.  Every
+# assertion has a concrete failure condition.
+
+LP=/sys/kernel/livepatch/lruopt        # livepatch core's view of the patch
+LO=/sys/kernel/lruopt                  # the module's own sysfs tree
+KO=${LRUOPT_KO:-/lruopt.ko}
+TAP_DIR=${TAP_DIR:-/tmp/tap}
+
+# Guest speed depends on how QEMU runs (see scripts/vmrun): with all vCPUs on
+# one host thread everything takes ~4x longer, so timeouts scale with it.
+# /init saved the command line to /tmp/cmdline before any module could
+# patch /proc/cmdline (samples/livepatch does exactly that).
+CMDLINE_FILE=/tmp/cmdline
+[ -f "$CMDLINE_FILE" ] || CMDLINE_FILE=/proc/cmdline
+ACCEL=$(sed -n 's/.*lruopt\.accel=\([^ ]*\).*/\1/p' "$CMDLINE_FILE" 2>/dev/null)
+case $ACCEL in
+*thread=single*) SLOW=1 ;;
+*) SLOW=0 ;;
+esac
+TRANSITION_TIMEOUT=${LRUOPT_TRANSITION_TIMEOUT:-180}
+
+mkdir -p "$TAP_DIR"
+[ -f "$TAP_DIR/count" ] || echo 0 >"$TAP_DIR/count"
+[ -f "$TAP_DIR/pass" ] || echo 0 >"$TAP_DIR/pass"
+[ -f "$TAP_DIR/fail" ] || echo 0 >"$TAP_DIR/fail"
+[ -f "$TAP_DIR/file_count" ] || echo 0 >"$TAP_DIR/file_count"
+[ -f "$TAP_DIR/file_fail" ] || echo 0 >"$TAP_DIR/file_fail"
+
+# ------------------------------------------------------------------ output
+
+diag() {
+	local l
+	# Each line of a multi-line message becomes its own "# " line.
+	printf '%s\n' "$*" | while IFS= read -r l; do printf '# %s\n' "$l"; done
+}
+
+# Write to the kernel log, so dmesg shows where each test was.  Never use
+# words the dmesg check looks for (WARNING, BUG, ...) in these lines.
+klog() {
+	echo "lruopt-test: $*" >/dev/kmsg 2>/dev/null
+}
+
+_inc() {
+	local n
+	n=$(cat "$TAP_DIR/$1")
+	n=$((n + 1))
+	echo "$n" >"$TAP_DIR/$1"
+	echo "$n"
+}
+
+pass() {
+	local n
+	n=$(_inc count)
+	_inc pass >/dev/null
+	_inc file_count >/dev/null
+	echo "ok $n - $*"
+}
+
+# fail NAME [DIAG...]: a failed result; extra arguments become diagnostics.
+fail() {
+	local n name=$1
+	shift
+	n=$(_inc count)
+	_inc fail >/dev/null
+	_inc file_count >/dev/null
+	_inc file_fail >/dev/null
+	echo "not ok $n - $name"
+	echo "$name" >>"$TAP_DIR/failed-names"
+	[ $# -eq 0 ] || diag "$@"
+	klog "result: not ok $n - $name"
+}
+
+# check NAME CMD [ARGS...]: ok when CMD succeeds.  CMD runs in this shell,
+# not in a subshell, so functions may set globals (LOAD_SECS, workload pids);
+# its output is shown as diagnostics.
+check() {
+	local name=$1 out rc
+	shift
+	"$@" >"$TAP_DIR/out.$$" 2>&1
+	rc=$?
+	out=$(cat "$TAP_DIR/out.$$")
+	rm -f "$TAP_DIR/out.$$"
+	if [ $rc -eq 0 ]; then
+		pass "$name"
+		[ -z "$out" ] || diag "$out"
+		return 0
+	fi
+	fail "$name" "command failed (status $rc): $*" ${out:+"$out"}
+	return 1
+}
+
+# check_not NAME CMD [ARGS...]: ok when CMD fails.
+check_not() {
+	local name=$1 out rc
+	shift
+	"$@" >"$TAP_DIR/out.$$" 2>&1
+	rc=$?
+	out=$(cat "$TAP_DIR/out.$$")
+	rm -f "$TAP_DIR/out.$$"
+	if [ $rc -ne 0 ]; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "command unexpectedly succeeded: $*" ${out:+"$out"}
+	return 1
+}
+
+# Show a value readably in a result name (long strings are summarised).
+_show() {
+	local v=$1
+	if [ ${#v} -gt 24 ]; then
+		echo "<${#v} chars>"
+	else
+		# newlines shown as \n so a TAP line stays one line
+		printf "'%s'" "$(printf '%s' "$v" | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')"
+	fi
+}
+
+assert_eq() {
+	local name=$1 exp=$2 act=$3
+	if [ "$exp" = "$act" ]; then
+		pass "$name"
+		return 0
+	fi
+	# Full values in the diagnostics (the name only has a summary).
+	fail "$name" "expected: '$exp'" "actual:   '$act'"
+	return 1
+}
+
+# ------------------------------------------------------------------ files
+
+# readval FILE: print the file's content (first line), or "<unreadable:...>".
+readval() {
+	local v
+	if v=$(cat "$1" 2>&1); then
+		printf '%s' "$v"
+	else
+		printf '<unreadable: %s>' "$v"
+	fi
+}
+
+# assert_file_mode FILE MODE: exists, is owned by root:root, has octal MODE.
+assert_file_mode() {
+	local f=$1 mode=$2 got
+	if [ ! -e "$f" ]; then
+		fail "$f has mode $mode" "$f does not exist"
+		return 1
+	fi
+	got=$(stat -c '%a %u:%g' "$f")
+	assert_eq "$f has mode $mode, owner root" "$mode 0:0" "$got"
+}
+
+# expect_write_fails [-n] FILE VALUE [ERRNO]: writing VALUE (plus a newline
+# with -n, like echo) must fail with ERRNO (default EINVAL; "any" accepts any
+# errno) and the file must read back exactly as before.
+expect_write_fails() {
+	local nl="" f v want before res after name
+	if [ "$1" = "-n" ]; then nl=-n; shift; fi
+	f=$1 v=$2 want=${3:-EINVAL}
+	name="$f rejects $(_show "$v")${nl:+ + newline} ($want), value kept"
+	before=$(readval "$f")
+	res=$(kwrite $nl "$f" "$v")
+	after=$(readval "$f")
+	case $res in
+	*-err\ *)
+		if [ "$want" != any ] && [ "${res#*-err }" != "$want" ]; then
+			fail "$name" "write failed with ${res#*-err }, expected $want"
+			return 1
+		fi ;;
+	*)
+		fail "$name" "write was accepted ($res); value now $(_show "$after")"
+		return 1 ;;
+	esac
+	if [ "$before" != "$after" ]; then
+		fail "$name" "value changed from $(_show "$before") to $(_show "$after")"
+		return 1
+	fi
+	pass "$name"
+}
+
+# expect_write_ok [-n] FILE VALUE EXPECTED: the write succeeds, consumes the
+# whole buffer, and the file then reads EXPECTED.
+expect_write_ok() {
+	local nl="" f v exp res after len name
+	if [ "$1" = "-n" ]; then nl=-n; shift; fi
+	f=$1 v=$2 exp=$3
+	name="$f accepts $(_show "$v")${nl:+ + newline} -> $(_show "$exp")"
+	res=$(kwrite $nl "$f" "$v")
+	len=${#v}
+	[ -z "$nl" ] || len=$((len + 1))
+	after=$(readval "$f")
+	if [ "$res" != "ok $len" ]; then
+		fail "$name" "write result: $res (expected 'ok $len'); value now $(_show "$after")"
+		return 1
+	fi
+	assert_eq "$name" "$exp" "$after"
+}
+
+# write_quiet FILE VALUE: echo VALUE > FILE, returning write success; for
+# fast toggling loops that report their own results.
+write_quiet() {
+	echo "$2" 2>/dev/null >"$1"
+}
+
+# meminfo KEY: value (kB) of KEY in /proc/meminfo, e.g. meminfo Mlocked
+meminfo() {
+	awk -v k="$1:" '$1 == k { print $2; f = 1 } END { if (!f) print "?" }' /proc/meminfo
+}
+
+# ------------------------------------------------------------------ time
+
+now() {
+	local up rest
+	read -r up rest </proc/uptime
+	echo "$up"
+}
+
+# now_cs: sets NOW_CS to the uptime in centiseconds, without forking (for
+# loops where a process per timestamp would dominate on an emulated CPU).
+now_cs() {
+	local up rest
+	read -r up rest </proc/uptime
+	# "12.05" -> 12*100 + (105 - 100): the leading 1 keeps "05" from
+	# being read as octal.
+	NOW_CS=$(( ${up%.*} * 100 + 1${up#*.} - 100 ))
+}
+
+# elapsed_since T0: seconds (2 decimals) since a value returned by now()
+elapsed_since() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# ------------------------------------------------------------------ dmesg
+
+# dmesg_mark [LABEL]: remember "now" in the kernel log; check_dmesg_clean
+# looks only at messages after the most recent mark.
+dmesg_mark() {
+	local id
+	# A unique token, not just the label: labels repeat across files.
+	id="mark-$$-$(now)"
+	echo "$id" >"$TAP_DIR/mark"
+	klog "$id ${1:-}"
+}
+
+# Kernel messages that must never appear during the tests.
+BAD_DMESG='WARNING:|BUG:|Oops|Call Trace|general protection|kernel BUG|Kernel panic|blocked for more than|hung_task|rcu.*stall|soft lockup|hard LOCKUP|list_add corruption|list_del corruption|refcount_t:|bad page|Bad page|UBSAN|segfault'
+
+# dmesg_since_mark: kernel log after the latest dmesg_mark (whole log if none)
+dmesg_since_mark() {
+	local m=""
+	[ -f "$TAP_DIR/mark" ] && m=$(cat "$TAP_DIR/mark")
+	if [ -z "$m" ]; then
+		dmesg
+	else
+		dmesg | awk -v m="lruopt-test: $m" 'index($0, m) { buf = ""; seen = 1; next } { buf = buf $0 "\n" } END { printf "%s", buf }'
+	fi
+}
+
+# check_dmesg_clean NAME [all]: no BAD_DMESG pattern since the mark (or in
+# the whole log with "all").  On failure shows the offending lines with
+# context.
+check_dmesg_clean() {
+	local name=$1 log bad
+	if [ "${2:-}" = all ]; then log=$(dmesg); else log=$(dmesg_since_mark); fi
+	bad=$(printf '%s\n' "$log" | grep -nE "$BAD_DMESG")
+	if [ -z "$bad" ]; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "kernel log contains:" "$(printf '%s\n' "$bad" | head -20)" \
+		"--- context ---" "$(printf '%s\n' "$log" | grep -E -A25 -B5 "$BAD_DMESG" | head -80)"
+	return 1
+}
+
+# dmesg_tail [N]: last N (20) kernel log lines as diagnostics
+dmesg_tail() {
+	diag "--- dmesg tail ---"
+	diag "$(dmesg | tail -n "${1:-20}")"
+}
+
+# ------------------------------------------------------------------ livepatch
+
+lruopt_loaded() {
+	grep -q '^lruopt ' /proc/modules
+}
+
+# wait_transition [TIMEOUT]: poll $LP/transition until it reads 0.  Sets
+# TRANSITION_SECS.  On timeout shows which tasks are still unpatched
+# (/proc/PID/patch_state) and their kernel stacks.
+wait_transition() {
+	local timeout=${1:-$TRANSITION_TIMEOUT} t0 v p st
+	t0=$(now)
+	TRANSITION_SECS=""
+	while :; do
+		if [ ! -e "$LP/transition" ]; then
+			echo "$LP/transition does not exist"
+			return 1
+		fi
+		v=$(cat "$LP/transition" 2>/dev/null)
+		if [ "$v" = 0 ]; then
+			TRANSITION_SECS=$(elapsed_since "$t0")
+			echo "$TRANSITION_SECS" >>"$TAP_DIR/transition-times"
+			return 0
+		fi
+		if awk -v a="$(elapsed_since "$t0")" -v t="$timeout" 'BEGIN { exit !(a >= t) }'; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "transition still in progress after ${timeout}s (enabled=$(readval "$LP/enabled"))"
+	show_pending_tasks
+	return 1
+}
+
+# show_pending_tasks: tasks taking part in a livepatch transition that have
+# not switched yet, with their kernel stacks (why the transition waits).
+show_pending_tasks() {
+	local p st target
+	# patch_state: -1 = no transition, 0 = unpatched, 1 = patched; the
+	# target state is the patch's enabled value.
+	target=$(readval "$LP/enabled")
+	for p in /proc/[0-9]*; do
+		st=$(cat "$p/patch_state" 2>/dev/null) || continue
+		[ "$st" = -1 ] && continue
+		[ "$st" = "$target" ] && continue
+		echo "pid ${p#/proc/} ($(cat "$p/comm" 2>/dev/null)) patch_state=$st"
+		sed 's/^/    /' "$p/stack" 2>/dev/null | head -12
+	done | head -120
+}
+
+# load_lruopt [PARAMS...]: insmod, check the livepatch directory appeared and
+# wait for the patch transition.  Sets LOAD_SECS (insmod..transition done).
+load_lruopt() {
+	local t0 out
+	t0=$(now)
+	if lruopt_loaded; then
+		echo "lruopt is already loaded"
+		return 1
+	fi
+	if [ ! -f "$KO" ]; then
+		echo "$KO is missing from the initramfs"
+		return 1
+	fi
+	# LRUOPT_KO_PARAMS (kernel command line lruopt.ko_params=...) adds
+	# module parameters to every load, e.g. for debugging the module.
+	if ! out=$(insmod "$KO" $LRUOPT_KO_PARAMS "$@" 2>&1); then
+		echo "insmod $KO $LRUOPT_KO_PARAMS $* failed: $out"
+		dmesg | tail -n 15 | sed 's/^/  /'
+		return 1
+	fi
+	if [ ! -d "$LP" ]; then
+		echo "insmod succeeded but $LP does not exist"
+		return 1
+	fi
+	wait_transition || return 1
+	LOAD_SECS=$(elapsed_since "$t0")
+	echo "loaded; transition ${TRANSITION_SECS}s, total ${LOAD_SECS}s"
+}
+
+# unload_lruopt: disable the patch, wait for the unpatch transition to end
+# and the livepatch directory to go, then rmmod.  Sets UNLOAD_SECS (whole
+# operation) and TRANSITION_SECS (disable -> directory gone).
+unload_lruopt() {
+	local t0 t1 out
+	t0=$(now)
+	if [ -d "$LP" ]; then
+		if [ "$(readval "$LP/enabled")" = 1 ]; then
+			if ! echo 0 >"$LP/enabled"; then
+				echo "echo 0 > $LP/enabled failed"
+				return 1
+			fi
+		fi
+		# Done when the directory is gone: after the unpatch transition
+		# the livepatch core frees the patch (and its sysfs directory)
+		# from a work item, which may be before we ever saw transition=0.
+		t1=$(now)
+		while [ -d "$LP" ]; do
+			if awk -v a="$(elapsed_since "$t1")" -v t="$TRANSITION_TIMEOUT" 'BEGIN { exit !(a >= t) }'; then
+				echo "$LP still present ${TRANSITION_TIMEOUT}s after disabling (transition=$(readval "$LP/transition"))"
+				show_pending_tasks
+				return 1
+			fi
+			sleep 0.1
+		done
+		TRANSITION_SECS=$(elapsed_since "$t1")
+		echo "$TRANSITION_SECS" >>"$TAP_DIR/transition-times"
+	fi
+	if lruopt_loaded; then
+		if ! out=$(rmmod lruopt 2>&1); then
+			echo "rmmod lruopt failed: $out (refcnt $(readval /sys/module/lruopt/refcnt))"
+			return 1
+		fi
+	fi
+	if lruopt_loaded; then
+		echo "lruopt still listed in /proc/modules after rmmod"
+		return 1
+	fi
+	if [ -e "$LO" ]; then
+		echo "$LO still exists after rmmod"
+		return 1
+	fi
+	UNLOAD_SECS=$(elapsed_since "$t0")
+	echo "unloaded in ${UNLOAD_SECS}s"
+}
+
+# ensure_loaded / ensure_unloaded: bring the module to a known state at the
+# start of a test file (each file must also work when run alone), reporting
+# a failure if that is impossible.
+ensure_loaded() {
+	lruopt_loaded && [ -d "$LP" ] && return 0
+	check "setup: load lruopt.ko" load_lruopt
+}
+ensure_unloaded() {
+	lruopt_loaded || [ -d "$LP" ] || return 0
+	check "setup: unload lruopt" unload_lruopt
+}
+
+# ------------------------------------------------------------------ kernel facts
+
+# kernel_short: "6.1" / "6.12"
+kernel_short() {
+	uname -r | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p'
+}
+
+# expected_targets: the exact content of $LO/targets for this kernel
+expected_targets() {
+	case $(kernel_short) in
+	6.1)
+		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" \
+			"folio_memcg_lock memcg" "folio_memcg_unlock memcg" ;;
+	6.12)
+		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" ;;
+	*)
+		echo "unknown-kernel-$(uname -r)" ;;
+	esac
+}
+
+# memcg_expected_supported: 1 on 6.1 (folio_memcg_lock exists), 0 on 6.12
+memcg_expected_supported() {
+	case $(kernel_short) in
+	6.1) echo 1 ;;
+	6.12) echo 0 ;;
+	*) echo "unknown" ;;
+	esac
+}
+
+# ------------------------------------------------------------------ workload
+
+# Runs the static workload programs in the background.  On single-threaded
+# TCG a CPU-bound vCPU holds the (only) host thread for a whole QEMU time
+# slice, which makes every cross-CPU IPI of a livepatch transition wait for
+# it; a short sleep per iteration keeps the workload running concurrently
+# with the transitions without starving them (see scripts/vmrun).
+WL_SLEEP_US=${LRUOPT_WL_SLEEP_US:-$([ "$SLOW" = 1 ] && echo 2000 || echo 0)}
+
+# start_workload SECONDS: mlockloop + faultloop in the background.
+start_workload() {
+	local secs=${1:-600}
+	local sl=""
+	rm -f /tmp/wl-*.out
+	[ "${WL_SLEEP_US:-0}" -gt 0 ] && sl=$WL_SLEEP_US
+	mlockloop "$secs" 4 $sl >/tmp/wl-mlock.out 2>&1 &
+	WL_MLOCK=$!
+	faultloop "$secs" 8 $sl >/tmp/wl-fault.out 2>&1 &
+	WL_FAULT=$!
+	echo "$WL_MLOCK $WL_FAULT" >/tmp/wl.pids
+	# Give them a moment to set up, then verify they really are running.
+	sleep 0.5
+	kill -0 "$WL_MLOCK" 2>/dev/null && kill -0 "$WL_FAULT" 2>/dev/null
+}
+
+# workload_running: both workload processes still alive
+workload_running() {
+	kill -0 "$WL_MLOCK" 2>/dev/null && kill -0 "$WL_FAULT" 2>/dev/null
+}
+
+# stop_workload: SIGTERM both, wait, and require exit status 0 from each
+# (non-zero = a syscall failed or memory was corrupted).
+stop_workload() {
+	local rc1 rc2
+	kill -TERM "$WL_MLOCK" "$WL_FAULT" 2>/dev/null
+	wait "$WL_MLOCK"
+	rc1=$?
+	wait "$WL_FAULT"
+	rc2=$?
+	rm -f /tmp/wl.pids
+	echo "mlockloop status $rc1: $(cat /tmp/wl-mlock.out 2>/dev/null)"
+	echo "faultloop status $rc2: $(cat /tmp/wl-fault.out 2>/dev/null)"
+	[ "$rc1" = 0 ] && [ "$rc2" = 0 ]
+}
+
+# drain_now: trigger lru_add_drain_all() (compaction calls it first).
+drain_now() {
+	echo 1 >/proc/sys/vm/compact_memory
+}
+
+# wait_mlocked_zero [TIMEOUT]: Mlocked in /proc/meminfo reaches 0.  Pages
+# can sit in per-CPU mlock batches for a while, so drain and poll briefly.
+wait_mlocked_zero() {
+	local i=0 t=${1:-10} v
+	while :; do
+		v=$(meminfo Mlocked)
+		[ "$v" = 0 ] && return 0
+		[ $i -ge $((t * 5)) ] && break
+		drain_now 2>/dev/null
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "Mlocked is still $v kB after ${t}s (drained repeatedly)"
+	grep -E 'Mlocked|Unevictable' /proc/meminfo | sed 's/^/  /'
+	return 1
+}
+
+# expect_nonroot_write_fails FILE VALUE: an unprivileged user (uid 65534)
+# cannot even open FILE for writing, and the value is unchanged.
+expect_nonroot_write_fails() {
+	local f=$1 v=$2 before res after name
+	name="$f not writable by uid 65534"
+	before=$(readval "$f")
+	res=$(kwrite -u 65534 "$f" "$v")
+	after=$(readval "$f")
+	case $res in
+	open-err\ EACCES|write-err\ EACCES|open-err\ EPERM|write-err\ EPERM) ;;
+	*)
+		fail "$name" "unprivileged write of $(_show "$v"): $res"
+		return 1 ;;
+	esac
+	assert_eq "$name" "$before" "$after"
+}
+
+# mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
+# grow by about that much (minus what may still sit in per-CPU mlock
+# batches), then release it and require Mlocked back at the start value.
+mlock_accounting() {
+	local mib=$1 base held want i out
+	base=$(meminfo Mlocked)
+	rm -f /tmp/mlockhold.out
+	mlockhold "$mib" 120 >/tmp/mlockhold.out 2>&1 &
+	MH_PID=$!
+	i=0
+	while ! grep -q locked /tmp/mlockhold.out 2>/dev/null; do
+		if [ $i -ge 600 ] || ! kill -0 $MH_PID 2>/dev/null; then
+			echo "mlockhold did not lock: $(cat /tmp/mlockhold.out)"
+			kill -KILL $MH_PID 2>/dev/null
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	drain_now
+	held=$(meminfo Mlocked)
+	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.
+	want=$((base + mib * 1024 - 64 * $(nproc)))
+	kill -TERM $MH_PID
+	wait $MH_PID
+	out=$?
+	if [ "$held" -lt "$want" ]; then
+		echo "Mlocked while holding ${mib} MiB: $held kB (baseline $base kB, expected >= $want kB)"
+		return 1
+	fi
+	if [ $out -ne 0 ]; then
+		echo "mlockhold exited $out: $(cat /tmp/mlockhold.out)"
+		return 1
+	fi
+	echo "Mlocked: baseline $base kB, held $held kB"
+	wait_mlocked_zero 10
+}

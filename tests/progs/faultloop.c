@@ -1,0 +1,63 @@
+/*
+ * faultloop SECONDS [MIB] [SLEEP_US]
+ *
+ * Background workload: mmap an anonymous area (default 8 MiB), touch every
+ * page (page faults -> folios added to the per-CPU LRU batches that
+ * lru_add_drain_all() has to flush), verify, munmap, repeat.  Bounded by
+ * SECONDS; SIGTERM stops it cleanly.  Exit 0 = ok, 1 = failure, 2 = usage.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common.h"
+
+int main(int argc, char **argv)
+{
+	long seconds, mib = 8, sleep_us = 0, page = sysconf(_SC_PAGESIZE);
+	unsigned long iters = 0;
+	double start, deadline;
+	size_t size, i;
+
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: faultloop SECONDS [MIB] [SLEEP_US]\n");
+		return 2;
+	}
+	seconds = parse_arg("faultloop", "SECONDS", argv[1], 86400);
+	if (argc > 2)
+		mib = parse_arg("faultloop", "MIB", argv[2], 1024);
+	if (argc > 3)
+		sleep_us = parse_arg("faultloop", "SLEEP_US", argv[3], 1000000);
+	setup_bounded_run(seconds);
+	size = (size_t)mib << 20;
+
+	start = now_s();
+	deadline = start + seconds;
+	while (!stop_requested && now_s() < deadline) {
+		unsigned char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			perror("faultloop: mmap");
+			return 1;
+		}
+		for (i = 0; i < size; i += page)
+			p[i] = (unsigned char)(iters + i / page);
+		for (i = 0; i < size; i += page) {
+			if (p[i] != (unsigned char)(iters + i / page)) {
+				fprintf(stderr, "faultloop: page %zu corrupted in iteration %lu\n",
+					i / page, iters);
+				return 1;
+			}
+		}
+		if (munmap(p, size)) {
+			perror("faultloop: munmap");
+			return 1;
+		}
+		iters++;
+		if (sleep_us)
+			usleep(sleep_us);
+	}
+	printf("faultloop: %lu iterations in %.1f s\n", iters, now_s() - start);
+	return 0;
+}

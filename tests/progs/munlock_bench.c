@@ -1,0 +1,297 @@
+/*
+ * munlock_bench - timedmlock/timedmunlock (mmtests, seeds/001) A/B benchmark
+ * of the lruopt munlock feature, for tests/bench/munlock-bench.sh and
+ * tests/70-munlock-batching.sh.
+ *
+ * munlock_bench ab MIB RUNS [CYCLES]
+ *     RUNS rounds; each round runs both variants, in alternating order
+ *     (stock, lruopt / lruopt, stock / ...), toggling
+ *     /sys/kernel/lruopt/munlock/enabled.  One run: mmap MIB MiB anonymous,
+ *     MADV_NOHUGEPAGE, write every page, drain all CPUs' LRU batches, then
+ *     CYCLES times (default 3) time mlock() of the populated area
+ *     (timedmlock) and munlock() of it (timedmunlock); the run's value is
+ *     the best cycle (the host running the emulator is shared: its noise
+ *     only ever adds time).  Per run:
+ *       RESULT bench=ab variant=V run=I pages=P mlock_ns_per_page=X
+ *              munlock_ns_per_page=Y first_mlock=.. first_munlock=..
+ *              locks_per_512=L batch=B cycles=C
+ *     (first_*: the first cycle alone, as mmtests measures it;
+ *     locks_per_512: lruopt's stats/lock_acquisitions during a munlock, per
+ *     512 pages; "-" for stock) and a summary per variant and op:
+ *       RESULT bench=ab-summary variant=V op=mlock|munlock runs=N
+ *              min=.. median=.. max=.. (ns per page) batch=B
+ *       RESULT bench=ab-ratio op=munlock|mlock stock_over_lruopt=R min_ratio=M
+ *              (median stock / median lruopt, and min / min: > 1 means
+ *              lruopt is faster)
+ *
+ * munlock_bench locks MIB
+ *     One run per variant with the ftrace function tracer counting, for this
+ *     process only, calls of folio_lruvec_lock_irq / _irqsave / folio_lruvec_lock
+ *     (every lruvec lru_lock acquisition of the mlock paths goes through one
+ *     of them) during mlock() and during munlock():
+ *       RESULT bench=locks variant=V op=O pages=P lock_irq=A lock_irqsave=B
+ *              lock=C per512=X module_locks=M module_pages=N
+ *              module_stock_walks=W
+ *     (module_*: deltas of /sys/kernel/lruopt/munlock/stats during the op)
+ *     Needs tracefs at /sys/kernel/tracing; without it prints
+ *       RESULT bench=locks skip no-tracefs
+ *
+ * The process pins itself to the last CPU.
+ * Exit status: 0 ok, 1 failure, 2 usage.
+ */
+#include "munlock_util.h"
+
+#define TR "/sys/kernel/tracing"
+
+static const char *en_path = LO_MUNLOCK "/enabled";
+
+static void set_variant(int lruopt)
+{
+	if (mu_write_file(en_path, lruopt ? "1" : "0"))
+		mu_die("write %s", en_path);
+}
+
+static long long lo_stat(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), LO_MUNLOCK "/stats/%s", name);
+	return mu_read_ll(path);
+}
+
+static unsigned char *populate(size_t len)
+{
+	unsigned char *a = mu_map_aligned(len, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1);
+
+	if (madvise(a, len, MADV_NOHUGEPAGE))
+		mu_die("madvise(MADV_NOHUGEPAGE)");
+	mu_touch(a, len, 3);
+	mu_drain_all();
+	return a;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void summary(const char *variant, const char *op, double *v, int n, int batch,
+		    double *median)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	printf("RESULT bench=ab-summary variant=%s op=%s runs=%d min=%.1f median=%.1f max=%.1f batch=%d\n",
+	       variant, op, n, v[0], *median, v[n - 1], batch);
+}
+
+static int mode_ab(long mib, int runs, int cycles)
+{
+	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
+	double *ml[2], *mu[2], med[2][2], mn[2][2];
+	int batch = (int)mu_read_ll(LO_MUNLOCK "/batch");
+	int r, k, n[2] = { 0, 0 };
+	static const char *const name[2] = { "stock", "lruopt" };
+
+	for (k = 0; k < 2; k++) {
+		ml[k] = calloc(runs, sizeof(double));
+		mu[k] = calloc(runs, sizeof(double));
+		if (!ml[k] || !mu[k])
+			mu_die("calloc");
+	}
+	for (r = 0; r < runs; r++) {
+		int o;
+
+		for (o = 0; o < 2; o++) {
+			int v = (r % 2) ? 1 - o : o;	/* AB, BA, AB, ... */
+			double bml = 1e30, bmu = 1e30, fml = 0, fmu = 0;
+			double locks = -1;
+			unsigned char *a;
+			char lk[32] = "-";
+			int c;
+
+			set_variant(v);
+			a = populate(len);
+			for (c = 0; c < cycles; c++) {
+				long long l1;
+				double t0, t1, t2;
+
+				t0 = mu_now();
+				if (mlock(a, len))
+					mu_die("mlock");
+				t1 = mu_now();
+				l1 = lo_stat("lock_acquisitions");
+				if (munlock(a, len))
+					mu_die("munlock");
+				t2 = mu_now();
+				if (v && locks < 0)
+					locks = (double)(lo_stat("lock_acquisitions") - l1) * 512 / pages;
+				t2 = (t2 - t1) * 1e9 / pages;
+				t1 = (t1 - t0) * 1e9 / pages;
+				if (!c) {
+					fml = t1;
+					fmu = t2;
+				}
+				if (t1 < bml)
+					bml = t1;
+				if (t2 < bmu)
+					bmu = t2;
+			}
+			munmap(a, len);
+			if (v)
+				snprintf(lk, sizeof(lk), "%.2f", locks);
+			ml[v][n[v]] = bml;
+			mu[v][n[v]] = bmu;
+			printf("RESULT bench=ab variant=%s run=%d pages=%zu mlock_ns_per_page=%.1f munlock_ns_per_page=%.1f first_mlock=%.1f first_munlock=%.1f locks_per_512=%s batch=%d cycles=%d\n",
+			       name[v], r, pages, bml, bmu, fml, fmu, lk, batch, cycles);
+			fflush(stdout);
+			n[v]++;
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		summary(name[k], "mlock", ml[k], n[k], batch, &med[k][0]);
+		mn[k][0] = ml[k][0];
+		summary(name[k], "munlock", mu[k], n[k], batch, &med[k][1]);
+		mn[k][1] = mu[k][0];
+	}
+	printf("RESULT bench=ab-ratio op=munlock stock_over_lruopt=%.2f min_ratio=%.2f batch=%d\n",
+	       med[0][1] / med[1][1], mn[0][1] / mn[1][1], batch);
+	printf("RESULT bench=ab-ratio op=mlock stock_over_lruopt=%.2f min_ratio=%.2f batch=%d\n",
+	       med[0][0] / med[1][0], mn[0][0] / mn[1][0], batch);
+	set_variant(1);
+	return 0;
+}
+
+/* ------------------------------------------------------------ ftrace count */
+
+static int tr_write(const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), TR "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "munlock_bench: open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = write(fd, val, strlen(val));
+	if (n != (ssize_t)strlen(val)) {
+		fprintf(stderr, "munlock_bench: write '%s' to %s: %zd, %s\n", val, path, n,
+			n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void tr_clear(void)
+{
+	int fd = open(TR "/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		mu_die("truncate trace");
+	close(fd);
+}
+
+/* Count trace lines naming each function (the traced ones only). */
+static char trbuf[16 << 20];
+
+static void tr_count(long long *irq, long long *irqsave, long long *plain)
+{
+	char *line, *nl;
+
+	*irq = *irqsave = *plain = 0;
+	if (mu_read_file(TR "/trace", trbuf, sizeof(trbuf)) < 0)
+		mu_die("read trace");
+	for (line = trbuf; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line) - 1;
+		else
+			*nl = 0;
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, "folio_lruvec_lock_irqsave"))
+			(*irqsave)++;
+		else if (strstr(line, "folio_lruvec_lock_irq"))
+			(*irq)++;
+		else if (strstr(line, "folio_lruvec_lock"))
+			(*plain)++;
+		if (!nl[1])
+			break;
+	}
+}
+
+static int mode_locks(long mib)
+{
+	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
+	static const char *const name[2] = { "stock", "lruopt" };
+	char pid[32];
+	int v, op;
+
+	if (access(TR "/set_ftrace_filter", W_OK)) {
+		printf("RESULT bench=locks skip no-tracefs\n");
+		return 0;
+	}
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (tr_write("tracing_on", "0") || tr_write("current_tracer", "nop") ||
+	    tr_write("set_ftrace_filter", "folio_lruvec_lock_irq") ||
+	    mu_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock_irqsave") ||
+	    mu_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock") ||
+	    tr_write("set_ftrace_pid", pid) || tr_write("buffer_size_kb", "4096") ||
+	    tr_write("current_tracer", "function"))
+		mu_die("configure ftrace");
+	for (v = 0; v < 2; v++) {
+		unsigned char *a;
+
+		set_variant(v);
+		a = populate(len);
+		for (op = 0; op < 2; op++) {
+			long long irq, irqsave, plain, l0, p0, w0;
+			int rc;
+
+			tr_clear();
+			l0 = lo_stat("lock_acquisitions");
+			p0 = lo_stat("pages");
+			w0 = lo_stat("stock_walks");
+			tr_write("tracing_on", "1");
+			rc = op ? munlock(a, len) : mlock(a, len);
+			tr_write("tracing_on", "0");
+			if (rc)
+				mu_die(op ? "munlock" : "mlock");
+			tr_count(&irq, &irqsave, &plain);
+			printf("RESULT bench=locks variant=%s op=%s pages=%zu lock_irq=%lld lock_irqsave=%lld lock=%lld per512=%.2f module_locks=%lld module_pages=%lld module_stock_walks=%lld\n",
+			       name[v], op ? "munlock" : "mlock", pages, irq, irqsave, plain,
+			       (double)(irq + irqsave + plain) * 512 / pages,
+			       lo_stat("lock_acquisitions") - l0, lo_stat("pages") - p0,
+			       lo_stat("stock_walks") - w0);
+			fflush(stdout);
+		}
+		munmap(a, len);
+	}
+	tr_write("current_tracer", "nop");
+	tr_write("set_ftrace_filter", "");
+	tr_write("set_ftrace_pid", "");
+	tr_clear();
+	set_variant(1);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	mu_prog = "munlock_bench";
+	if (argc >= 2 && argc <= 5)
+		mu_pin(mu_ncpus() - 1);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "ab"))
+		return mode_ab(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10),
+			       argc == 5 ? (int)strtol(argv[4], NULL, 10) : 3);
+	if (argc == 3 && !strcmp(argv[1], "locks"))
+		return mode_locks(strtol(argv[2], NULL, 10));
+	fprintf(stderr, "usage: munlock_bench ab MIB RUNS [CYCLES] | locks MIB\n");
+	return 2;
+}

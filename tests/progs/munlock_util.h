@@ -1,0 +1,374 @@
+/*
+ * munlock_util.h - helpers shared by the munlock_* / mlock_* test programs
+ * (tests/70-munlock-*.sh, tests/bench/munlock-bench.sh).
+ *
+ * Everything here avoids stdio and malloc on the measured paths: the
+ * exactness programs also run under mlockall(MCL_FUTURE), where any new
+ * mapping (a stdio buffer, a malloc arena) would itself be mlocked and
+ * change the counters being compared.
+ *
+ * NOTE: scripts/mkinitramfs rebuilds a program when its .c (or common.h)
+ * is newer than the binary; it does not know about this header, so after
+ * editing it remove build/progs/munlock_* build/progs/mlock_* (or touch the
+ * .c files).
+ */
+#ifndef LRUOPT_MUNLOCK_UTIL_H
+#define LRUOPT_MUNLOCK_UTIL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/types.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT 0x01
+#endif
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4
+#endif
+
+#define MU_PAGE 4096UL
+#define MU_HPAGE (2UL << 20)
+#define LO_MUNLOCK "/sys/kernel/lruopt/munlock"
+
+static const char *mu_prog __attribute__((unused)) = "munlock";
+
+static inline void mu_die(const char *fmt, ...)
+{
+	char buf[512];
+	int n, e = errno;
+	va_list ap;
+
+	n = snprintf(buf, sizeof(buf), "%s: ERROR: ", mu_prog);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	if (n < (int)sizeof(buf) - 40)
+		n += snprintf(buf + n, sizeof(buf) - n, " (errno %d %s)\n", e, strerror(e));
+	if (write(2, buf, strlen(buf)) < 0)
+		_exit(3);
+	exit(1);
+}
+
+static inline double mu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Read a whole (small) file into buf; returns length or -1. No stdio. */
+static inline ssize_t mu_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return len;
+}
+
+static inline int mu_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* A numeric sysfs value, or -1 if unreadable. */
+static inline long long mu_read_ll(const char *path)
+{
+	char buf[64];
+
+	if (mu_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* Value after "key" (a whole word followed by blanks or ':') in text. */
+static inline long long mu_field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while ((p = strstr(p, key))) {
+		if ((p == text || p[-1] == '\n') &&
+		    (p[kl] == ' ' || p[kl] == ':' || p[kl] == '\t')) {
+			p += kl;
+			while (*p == ' ' || *p == ':' || *p == '\t')
+				p++;
+			return strtoll(p, NULL, 10);
+		}
+		p += kl;
+	}
+	return -1;
+}
+
+/* Pin the calling task (and its future children) to one CPU. */
+static inline void mu_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		mu_die("sched_setaffinity(cpu %d)", cpu);
+}
+
+static inline int mu_ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/*
+ * Disable address-space randomisation and re-exec, so that every run of a
+ * scenario gets the same layout (same PMD alignment of every mapping, same
+ * stack size): mlockall() counts depend on it.
+ */
+static inline void mu_no_aslr(char **argv)
+{
+	int pers = personality(0xffffffff);
+
+	if (pers == -1 || (pers & ADDR_NO_RANDOMIZE))
+		return;
+	if (personality(pers | ADDR_NO_RANDOMIZE) == -1)
+		return;
+	execv("/proc/self/exe", argv);
+	/* could not re-exec: carry on with randomisation */
+}
+
+/* A 2 MiB-aligned anonymous private mapping of len bytes. */
+static inline unsigned char *mu_map_aligned(size_t len, int prot, int flags, int fd)
+{
+	size_t full = len + MU_HPAGE;
+	unsigned char *p, *a;
+
+	p = mmap(NULL, full, prot, flags, fd, 0);
+	if (p == MAP_FAILED)
+		mu_die("mmap %zu bytes", full);
+	a = (unsigned char *)(((unsigned long)p + MU_HPAGE - 1) & ~(MU_HPAGE - 1));
+	if (a > p)
+		munmap(p, a - p);
+	if (a + len < p + full)
+		munmap(a + len, p + full - (a + len));
+	return a;
+}
+
+/*
+ * Global LRU drain: madvise(MADV_COLLAPSE) runs lru_add_drain_all() before
+ * looking at the range.  The range is one page at a 2 MiB-aligned address,
+ * so it contains no whole huge page and nothing is collapsed (hstart ==
+ * hend: the call returns 0).  Unlike compact_memory this migrates nothing,
+ * so it does not itself move mlocked pages around (which would change the
+ * very counters under test).  The VMA must be THP-eligible (anonymous, has
+ * an anon_vma, can hold an aligned 2 MiB): 2 MiB + 1 page, aligned, with
+ * only the page past the aligned 2 MiB touched (a small page).
+ */
+static unsigned char *mu_drain_area __attribute__((unused));
+
+static inline void mu_drain_init(void)
+{
+	mu_drain_area = mu_map_aligned(MU_HPAGE + MU_PAGE, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	mu_drain_area[MU_HPAGE] = 1;
+}
+
+static inline void mu_drain_all(void)
+{
+	if (!mu_drain_area)
+		mu_drain_init();
+	if (madvise(mu_drain_area, MU_PAGE, MADV_COLLAPSE))
+		mu_die("madvise(MADV_COLLAPSE) for lru_add_drain_all");
+}
+
+/* Fold the per-cpu vmstat differentials into the global counters. */
+static inline void mu_stat_refresh(void)
+{
+	if (mu_write_file("/proc/sys/vm/stat_refresh", "1"))
+		mu_die("write /proc/sys/vm/stat_refresh");
+}
+
+/* Touch every page (write) of [p, p + len). */
+static inline void mu_touch(unsigned char *p, size_t len, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += MU_PAGE)
+		p[i] = v + (unsigned char)(i / MU_PAGE);
+}
+
+/* Read every page, checking what mu_touch(v) wrote. */
+static inline void mu_verify(const unsigned char *p, size_t len, unsigned char v, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += MU_PAGE)
+		if (p[i] != (unsigned char)(v + (unsigned char)(i / MU_PAGE)))
+			mu_die("%s: data corrupted at page %zu", what, i / MU_PAGE);
+}
+
+/* ---------------------------------------------------------- counter snapshots */
+
+#define MU_MAX_ZONES 8
+#define MU_NEV 7
+#define MU_NLO 5
+#define MU_NINFO 3
+
+static const char *const mu_ev_names[MU_NEV] __attribute__((unused)) = {
+	"culled", "scanned", "rescued", "mlocked", "munlocked", "cleared", "stranded",
+};
+static const char *const mu_ev_keys[MU_NEV] __attribute__((unused)) = {
+	"unevictable_pgs_culled", "unevictable_pgs_scanned", "unevictable_pgs_rescued",
+	"unevictable_pgs_mlocked", "unevictable_pgs_munlocked", "unevictable_pgs_cleared",
+	"unevictable_pgs_stranded",
+};
+/* /sys/kernel/lruopt/munlock/stats/<file> and the short name printed */
+static const char *const mu_lo_files[MU_NLO] __attribute__((unused)) = {
+	"pages", "batches", "lock_acquisitions", "fallbacks", "stock_walks",
+};
+static const char *const mu_lo_names[MU_NLO] __attribute__((unused)) = {
+	"pages", "batches", "locks", "fallbacks", "stock_walks",
+};
+/* informational /proc/vmstat events */
+static const char *const mu_info_keys[MU_NINFO] __attribute__((unused)) = {
+	"pgmigrate_success", "thp_split_pmd", "compact_isolated",
+};
+
+struct mu_snap {
+	const char *label;
+	long long mlocked_kb, unevictable_kb, anonhuge_kb;
+	int nzones;
+	char zname[MU_MAX_ZONES][24];
+	long long nr_mlock[MU_MAX_ZONES];
+	long long ev[MU_NEV];
+	long long lo[MU_NLO];
+	long long info[MU_NINFO];
+};
+
+static char mu_bigbuf[512 * 1024];
+
+/* Read the counters (the caller drains and refreshes first). No malloc. */
+static inline void mu_take(struct mu_snap *s)
+{
+	char path[128];
+	char *p;
+	int i;
+
+	if (mu_read_file("/proc/meminfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		mu_die("read /proc/meminfo");
+	s->mlocked_kb = mu_field(mu_bigbuf, "Mlocked");
+	s->unevictable_kb = mu_field(mu_bigbuf, "Unevictable");
+	s->anonhuge_kb = mu_field(mu_bigbuf, "AnonHugePages");
+	if (mu_read_file("/proc/vmstat", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		mu_die("read /proc/vmstat");
+	for (i = 0; i < MU_NEV; i++)
+		s->ev[i] = mu_field(mu_bigbuf, mu_ev_keys[i]);
+	for (i = 0; i < MU_NINFO; i++)
+		s->info[i] = mu_field(mu_bigbuf, mu_info_keys[i]);
+	if (mu_read_file("/proc/zoneinfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		mu_die("read /proc/zoneinfo");
+	s->nzones = 0;
+	for (p = mu_bigbuf; (p = strstr(p, "Node ")) && s->nzones < MU_MAX_ZONES; ) {
+		int node;
+		char zone[16];
+		char *nl = strchr(p, '\n');
+		char *next = strstr(p + 5, "\nNode ");
+		char *m;
+
+		if (sscanf(p, "Node %d, zone %15s", &node, zone) != 2)
+			mu_die("parse /proc/zoneinfo");
+		snprintf(s->zname[s->nzones], sizeof(s->zname[0]), "%d/%s", node, zone);
+		/* nr_mlock of this zone: before the next "Node " header */
+		m = strstr(nl ? nl : p, "nr_mlock");
+		s->nr_mlock[s->nzones] = (m && (!next || m < next)) ?
+			strtoll(m + strlen("nr_mlock"), NULL, 10) : 0;
+		s->nzones++;
+		p = next ? next + 1 : p + strlen(p);
+	}
+	for (i = 0; i < MU_NLO; i++) {
+		snprintf(path, sizeof(path), LO_MUNLOCK "/stats/%s", mu_lo_files[i]);
+		s->lo[i] = mu_read_ll(path);
+	}
+}
+
+/* Drain all CPUs, fold the vmstat differentials, read. */
+static inline void mu_snapshot(struct mu_snap *s, const char *label)
+{
+	mu_drain_all();
+	mu_stat_refresh();
+	mu_take(s);
+	s->label = label;
+}
+
+/*
+ * Format the change b -> s:
+ *   mlocked_kb=.. unevictable_kb=.. nr_mlock=N/ZONE:..,.. culled=.. ...
+ *   stranded=.. ident=ok|bad | anonhuge_kb=.. lo_pages=.. ... migrated=..
+ * The part before " | " is what must be identical between the stock and the
+ * batched walk; ident: mlocked - munlocked - stranded - cleared ==
+ * sum(nr_mlock) and Mlocked == 4 * sum(nr_mlock) (the events account every
+ * PG_mlocked set and clear).  Returns the nr_mlock sum.
+ */
+static inline long long mu_fmt_delta(char *line, size_t size, const struct mu_snap *b,
+				     const struct mu_snap *s)
+{
+	long long sum = 0, bal;
+	int i, n;
+
+	n = snprintf(line, size, "mlocked_kb=%lld unevictable_kb=%lld nr_mlock=",
+		     s->mlocked_kb - b->mlocked_kb, s->unevictable_kb - b->unevictable_kb);
+	for (i = 0; i < s->nzones; i++) {
+		long long d = s->nr_mlock[i] - (i < b->nzones ? b->nr_mlock[i] : 0);
+
+		sum += d;
+		n += snprintf(line + n, size - n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
+	}
+	for (i = 0; i < MU_NEV; i++)
+		n += snprintf(line + n, size - n, " %s=%lld", mu_ev_names[i], s->ev[i] - b->ev[i]);
+	bal = (s->ev[3] - b->ev[3]) - (s->ev[4] - b->ev[4]) - (s->ev[6] - b->ev[6]) -
+	      (s->ev[5] - b->ev[5]);
+	n += snprintf(line + n, size - n, " ident=%s | anonhuge_kb=%lld",
+		      (bal == sum && s->mlocked_kb - b->mlocked_kb == 4 * sum) ? "ok" : "bad",
+		      s->anonhuge_kb - b->anonhuge_kb);
+	for (i = 0; i < MU_NLO; i++)
+		n += snprintf(line + n, size - n, " lo_%s=%lld", mu_lo_names[i],
+			      (s->lo[i] < 0 || b->lo[i] < 0) ? -1 : s->lo[i] - b->lo[i]);
+	for (i = 0; i < MU_NINFO; i++)
+		n += snprintf(line + n, size - n, " %s=%lld", mu_info_keys[i],
+			      s->info[i] - b->info[i]);
+	return sum;
+}
+
+
+#endif

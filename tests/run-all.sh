@@ -1,0 +1,94 @@
+#!/bin/sh
+# run-all.sh [GLOB] - run /tests/NN-*.sh whose name (without .sh) matches
+# GLOB (default: all), in order, and print the TAP plan and the final line
+#   LRUOPT-TESTS-DONE passed=P failed=F
+# which scripts/vmrun and scripts/check look for.
+#
+# A test file may set its own time limit with a line "# lruopt-timeout: SEC"
+# (default 300 s, doubled on single-threaded TCG).  A file that is killed,
+# exits non-zero without having reported a failure, or reports nothing at all
+# is counted as one extra failure, so a broken test can never look green.
+cd "$(dirname "$0")" || exit 1
+. ./lib.sh
+
+glob=${1:-*}
+# The glob arrives from the kernel command line; "," separates alternatives.
+globs=$(echo "$glob" | tr ',' ' ')
+
+rm -rf "$TAP_DIR"
+mkdir -p "$TAP_DIR"
+echo 0 >"$TAP_DIR/count"
+echo 0 >"$TAP_DIR/pass"
+echo 0 >"$TAP_DIR/fail"
+
+echo "TAP version 13"
+diag "kernel $(uname -r), accel '${ACCEL:-?}', tests '$glob'${LRUOPT_KO_PARAMS:+, module params '$LRUOPT_KO_PARAMS'}"
+suite_t0=$(now)
+ran=0
+for t in /tests/[0-9][0-9]-*.sh; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t" .sh)
+	match=0
+	# set -f: the patterns must reach "case" unexpanded
+	set -f
+	for g in $globs; do
+		# shellcheck disable=SC2254
+		case $name in $g) match=1 ;; esac
+	done
+	set +f
+	[ $match -eq 1 ] || continue
+	ran=$((ran + 1))
+
+	limit=$(sed -n 's/^# lruopt-timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -1)
+	limit=${limit:-300}
+	[ "$SLOW" = 1 ] && limit=$((limit * 2))
+
+	echo 0 >"$TAP_DIR/file_count"
+	echo 0 >"$TAP_DIR/file_fail"
+	diag "==== $name (limit ${limit}s)"
+	klog "begin $name"
+	t0=$(now)
+	# busybox timeout only knows one signal; KILL, so a wedged test cannot
+	# ignore it.  Its children (workloads) are cleaned up below.
+	timeout -s KILL "$limit" sh "$t"
+	rc=$?
+	secs=$(elapsed_since "$t0")
+	klog "end $name status $rc"
+
+	# Leftover background workloads of a killed test would disturb the
+	# next one.  Kill them by the pids the test recorded.
+	if [ -f /tmp/wl.pids ]; then
+		kill -KILL $(cat /tmp/wl.pids) 2>/dev/null
+		rm -f /tmp/wl.pids
+	fi
+
+	nres=$(cat "$TAP_DIR/file_count")
+	nfail=$(cat "$TAP_DIR/file_fail")
+	if [ $rc -eq 137 ] || [ $rc -eq 143 ]; then
+		fail "$name: killed after the ${limit}s time limit"
+	elif [ "$nres" -eq 0 ]; then
+		fail "$name: reported no results (exit status $rc)"
+	elif [ $rc -ne 0 ] && [ "$nfail" -eq 0 ]; then
+		fail "$name: exited with status $rc without reporting a failure"
+	fi
+	diag "==== $name: $nres results, $nfail failed, ${secs}s"
+done
+
+if [ $ran -eq 0 ]; then
+	fail "no test file matched '$glob'"
+fi
+
+total=$(cat "$TAP_DIR/count")
+passed=$(cat "$TAP_DIR/pass")
+failed=$(cat "$TAP_DIR/fail")
+echo "1..$total"
+if [ -s "$TAP_DIR/failed-names" ]; then
+	diag "failed:"
+	sed 's/^/#   /' "$TAP_DIR/failed-names"
+fi
+if [ -s "$TAP_DIR/transition-times" ]; then
+	diag "livepatch transitions: $(awk '{ n++; s += $1; if ($1 > m) m = $1 } END { printf "%d, mean %.2fs, max %.2fs", n, s / n, m }' "$TAP_DIR/transition-times")"
+fi
+diag "suite time $(elapsed_since "$suite_t0")s (guest uptime $(now)s)"
+echo "LRUOPT-TESTS-DONE passed=$passed failed=$failed"
+[ "$failed" -eq 0 ]
