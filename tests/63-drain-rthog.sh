@@ -8,7 +8,7 @@
 # Checks: lruopt timed out on the hogged CPU (timeouts > 0) instead of
 # waiting, its own measured drain time stayed under 100 ms (50x the
 # timeout), and on 6.1, where stock waits for the throttled kworker (hundreds
-# of ms), the stock median is at least 10x lruopt's (the end-to-end maxima
+# of ms), the stock mean is at least 10x lruopt's (the end-to-end maxima
 # are reported, not asserted: compact_memory also compacts, and they carry
 # the host's scheduling noise).
 # On 6.12 the harness runs single-threaded TCG, whose round-robin between
@@ -22,13 +22,13 @@ dmesg_mark "63-drain-rthog"
 ensure_loaded || exit 1
 pin_shell_cpu0
 trap drain_cleanup EXIT
-N=${LRUOPT_RTHOG_CALLS:-8}
+N=${LRUOPT_RTHOG_CALLS:-10}
 check "drain knobs set to defaults" drain_defaults
 check "default RT throttling (sched_rt_runtime_us=950000, period 1000000)" \
 	sh -c 'echo 1000000 >/proc/sys/kernel/sched_rt_period_us && echo 950000 >/proc/sys/kernel/sched_rt_runtime_us'
 check "rthog SCHED_FIFO on CPU 1" start_hog 1 280
 
-res_l="" res_s="" med_l="" med_s=""
+res_l="" res_s="" med_l="" med_s="" mean_l="" mean_s=""
 dsnap_stable r0 || true
 round() {	# CONFIG ROUND
 	local out
@@ -44,8 +44,10 @@ round() {	# CONFIG ROUND
 	echo "$out"
 	if [ "$1" = lruopt ]; then
 		res_l="$res_l $(kv "$out" max_ns)"; med_l="$med_l $(kv "$out" median_ns)"
+		mean_l="$mean_l $(kv "$out" mean_ns)"
 	else
 		res_s="$res_s $(kv "$out" max_ns)"; med_s="$med_s $(kv "$out" median_ns)"
+		mean_s="$mean_s $(kv "$out" mean_ns)"
 	fi
 	ALL_RESULTS="$ALL_RESULTS
 $out"
@@ -73,19 +75,25 @@ check "lruopt's own longest drain (stats wait_ns_max $((wmax / 1000)) us) under 
 lmax=$(echo $res_l | tr ' ' '\n' | sort -n | tail -1)
 smax=$(echo $res_s | tr ' ' '\n' | sort -n | tail -1)
 # medians: of the two rounds' medians, the larger (the worse) for lruopt,
-# the smaller for stock (conservative)
+# the smaller for stock (conservative); means: pooled over both rounds
 lmed=$(echo $med_l | tr ' ' '\n' | sort -n | tail -1)
 smed=$(echo $med_s | tr ' ' '\n' | sort -n | head -1)
+lmean=$(echo $mean_l | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%d", s / NF }')
+smean=$(echo $mean_s | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%d", s / NF }')
 ratio=$(awk -v s="$smax" -v l="$lmax" 'BEGIN { printf "%.1f", (l > 0 ? s / l : 0) }')
 mratio=$(awk -v s="$smed" -v l="$lmed" 'BEGIN { printf "%.1f", (l > 0 ? s / l : 0) }')
 diag "compact_memory call (drain + compaction): max stock $((smax / 1000)) us, lruopt $((lmax / 1000)) us (${ratio}x); median stock $((smed / 1000)) us, lruopt $((lmed / 1000)) us (${mratio}x)"
-diag "RESULT name=rthog-compact kernel=$(kernel_short) stock_max_ns=$smax lruopt_max_ns=$lmax max_ratio=$ratio stock_median_ns=$smed lruopt_median_ns=$lmed median_ratio=$mratio"
+diag "compact_memory call mean: stock $((smean / 1000)) us, lruopt $((lmean / 1000)) us"
+diag "RESULT name=rthog-compact kernel=$(kernel_short) stock_max_ns=$smax lruopt_max_ns=$lmax max_ratio=$ratio stock_median_ns=$smed lruopt_median_ns=$lmed median_ratio=$mratio stock_mean_ns=$smean lruopt_mean_ns=$lmean"
 case $(kernel_short) in
 6.1)
 	# Generous: stock waits for the throttled kworker (~0.5-1 s), lruopt
 	# 2 ms; the maxima also carry the host's scheduling noise (TCG).
-	check "6.1: stock median ($((smed / 1000)) us) >= 10x lruopt median ($((lmed / 1000)) us)" \
-		awk -v s="$smed" -v l="$lmed" 'BEGIN { exit !(s >= 10 * l) }'
+	# Means, not medians: a stock call finds CPU 1 empty (~30% of the
+	# time) or lands in the throttled 50 ms window and is quick, which
+	# can pull a stock median of 10 calls down to a few ms.
+	check "6.1: stock mean ($((smean / 1000)) us) >= 10x lruopt mean ($((lmean / 1000)) us) of $((2 * N)) calls each" \
+		awk -v s="$smean" -v l="$lmean" 'BEGIN { exit !(s >= 10 * l) }'
 	diag "6.1: end-to-end max ratio ${ratio}x (not asserted: compaction and host noise; lruopt's own drain time is)" ;;
 *)
 	diag "$(kernel_short): single-threaded TCG timing; no ratio asserted" ;;

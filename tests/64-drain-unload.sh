@@ -5,7 +5,11 @@
 # for its own work items), nothing may run module code afterwards (the hog
 # is then stopped so CPU 1's kworker runs whatever is still queued), and
 # the kernel log must stay clean.  The module is loaded again at the end.
-# lruopt-timeout: 400
+# On single-threaded TCG (6.12) the unpatch transition with a CPU-bound RT
+# task in the guest took 100-165 s (see KERNEL-NOTES.md): there the drain
+# loop is stopped before the unload (the timed-out work stays queued) and
+# the transition gets 400 s.
+# lruopt-timeout: 450
 . /tests/lib.sh
 . /tests/lib-drain.sh
 dmesg_mark "64-drain-unload"
@@ -33,16 +37,42 @@ dsnap u1
 diag "$(show_snap_delta u0 u1)"
 check "drains timed out on the hogged CPU 1 before the unload (timeouts +$(sd u0 u1 timeouts))" \
 	test "$(sd u0 u1 timeouts)" -ge 1
-check "disable + rmmod while the hog runs and drains keep coming" unload_lruopt
+if [ "$SLOW" = 1 ]; then
+	TRANSITION_TIMEOUT=400
+	kill -TERM $LOOP
+	wait $LOOP
+	_unreg_pid $LOOP
+	LOOP=""
+	# what the transition waits for, 30 s in (diagnostics only)
+	(sleep 30; [ -d "$LP" ] && {
+		echo "after 30 s (transition=$(cat $LP/transition 2>/dev/null)):"
+		show_pending_tasks
+		# the livepatch core's own work: where it waits
+		for p in /proc/[0-9]*; do
+			grep -qE 'klp_|rcu_tasks|ftrace' "$p/stack" 2>/dev/null || continue
+			echo "pid ${p#/proc/} ($(cat "$p/comm" 2>/dev/null)):"
+			sed 's/^/    /' "$p/stack" | head -14
+		done
+	}) >/tmp/unl-pending.txt 2>&1 &
+	SAMPLER=$!
+	check "disable + rmmod while the hog runs" unload_lruopt
+	kill $SAMPLER 2>/dev/null
+	wait $SAMPLER 2>/dev/null
+	[ -s /tmp/unl-pending.txt ] && diag "unpatch transition still running after 30 s:" "$(head -60 /tmp/unl-pending.txt)"
+else
+	check "disable + rmmod while the hog runs and drains keep coming" unload_lruopt
+fi
 echo "drain_call unl end 1" >"$DRAIN_MARKER"
 check "lruopt gone from /proc/modules" sh -c '! grep -q "^lruopt " /proc/modules'
 check "$LO and $LP gone" sh -c "[ ! -e $LO ] && [ ! -e $LP ]"
-sleep 1
-check "drain loop still running after the unload (stock drains)" kill -0 $LOOP
-kill -TERM $LOOP
-wait $LOOP
-_unreg_pid $LOOP
-LOOP=""
+if [ -n "$LOOP" ]; then
+	sleep 1
+	check "drain loop still running after the unload (stock drains)" kill -0 $LOOP
+	kill -TERM $LOOP
+	wait $LOOP
+	_unreg_pid $LOOP
+	LOOP=""
+fi
 diag "loop: $(grep RESULT /tmp/unl-loop.out)"
 check "rthog ran undisturbed" stop_hog
 # CPU 1's kworker now runs anything still queued there.

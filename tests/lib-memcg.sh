@@ -53,10 +53,11 @@ memcg_v1_mount() {
 		return 1
 	fi
 	if [ "$h" != 0 ]; then
-		echo "memory controller already bound to hierarchy $h: $(grep -w memory /proc/mounts)"
-		return 1
-	fi
-	if grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		# A v1 hierarchy outlives its last umount while it still has
+		# (dying) cgroups: mounting the same options attaches to it again.
+		# Any other binding makes the mount below fail, with its reason.
+		echo "memory already on v1 hierarchy $h (an earlier, unmounted one): mounting it again"
+	elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
 		echo "memory is enabled in the cgroup2 subtree_control: it cannot be bound to a v1 hierarchy"
 		return 1
 	fi

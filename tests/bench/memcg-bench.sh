@@ -18,13 +18,14 @@
 # Round r runs U E D (odd r) or D E U (even r): one insmod and one rmmod
 # per round, no configuration always first.  Before round 1 both workloads
 # run once unmeasured.  Then, with the module unloaded, kprobes count how
-# often each run calls folio_memcg_lock/unlock (the two functions lruopt
-# redirects) and lock_page_memcg/unlock_page_memcg, so that the time
-# difference per run can be turned into a cost per redirected call.
+# often each run calls folio_memcg_lock/unlock, lock_page_memcg/
+# unlock_page_memcg and whatever else the module lists as memcg targets, so
+# that the time difference per run can be turned into a cost per call of a
+# redirected (livepatched) function.
 #
 # Output (besides TAP results and diagnostics), one line each:
 #   RESULT workload=memcg-W metric=ns_per_page value=V unit=ns better=lower config=C round=R
-#   RESULT-CALLS workload=memcg-W pages=P iters=I folio_memcg_lock=N folio_memcg_unlock=N lock_page_memcg=N unlock_page_memcg=N redirected_per_page=X
+#   RESULT-CALLS workload=memcg-W pages=P iters=I folio_memcg_lock=N folio_memcg_unlock=N lock_page_memcg=N unlock_page_memcg=N redirected=F,G redirected_per_page=X
 #   RESULT-STATS workload=memcg-W config=C n=N median=M mean=M min=M max=M sd_pct=S
 #   RESULT-RATIO workload=memcg-W ratio=C/U n=N median=R mean=R min=R max=R
 #   RESULT-COST workload=memcg-W config=C delta_ns_per_page=D ns_per_redirected_call=X
@@ -56,6 +57,7 @@ CG=$MCG_V1/lruopt-bench
 CPU=1
 [ "$(nproc)" -gt 1 ] || CPU=0
 SAMPLES=/tmp/memcg-bench.samples
+rm -f /tmp/memcg-bench.calls /tmp/memcg-bench.summary
 : >"$SAMPLES"
 
 if [ "$(memcg_expected_supported)" != 1 ]; then
@@ -86,6 +88,7 @@ bench() {
 }
 
 STATE=U
+MEMCG_TARGETS=""
 goto() {
 	[ "$STATE" = "$1" ] && return 0
 	case $1 in
@@ -93,6 +96,7 @@ goto() {
 	E | D)
 		if [ "$STATE" = U ]; then
 			load_lruopt >/dev/null || return 1
+			MEMCG_TARGETS=$(awk '$2 == "memcg" { printf "%s%s", s, $1; s = " " }' "$LO/targets")
 		fi
 		kwrite "$LO/memcg/enabled" "$([ "$1" = E ] && echo 1 || echo 0)" >/dev/null || return 1
 		;;
@@ -105,40 +109,6 @@ goto() {
 for w in mmap dirty; do
 	out=$(bench $w) || { fail "warm-up $w: memcg_bench failed" "$out"; exit 1; }
 	diag "warm-up: $out"
-done
-
-# ---- call counts per run (module unloaded; kprobes add cost, so this run
-# is not timed)
-TR=/sys/kernel/tracing
-KPROBES="folio_memcg_lock folio_memcg_unlock lock_page_memcg unlock_page_memcg"
-count_calls() {
-	local w=$1 out p line
-	echo 0 >$TR/tracing_on
-	for p in $KPROBES; do
-		echo "p:lruopt_mb/$p $p" >>$TR/kprobe_events || return 1
-	done
-	echo 1 >$TR/events/lruopt_mb/enable || return 1
-	out=$(bench "$w") || return 1
-	echo 0 >$TR/events/lruopt_mb/enable
-	line="RESULT-CALLS workload=memcg-$w pages=$(echo "$out" | sed -n 's/.*pages=\([0-9]*\).*/\1/p') iters=$(echo "$out" | sed -n 's/.*iters=\([0-9]*\).*/\1/p')"
-	for p in $KPROBES; do
-		line="$line $p=$(awk -v e="$p" '$1 == e || $1 == "lruopt_mb/" e { print $2 }' $TR/kprobe_profile)"
-	done
-	for p in $KPROBES; do echo "-:lruopt_mb/$p" >>$TR/kprobe_events; done
-	echo 1 >$TR/tracing_on
-	echo "$line" | awk '{
-		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		printf "%s redirected_per_page=%.3f\n", $0, (v["folio_memcg_lock"] + v["folio_memcg_unlock"]) / (v["pages"] * v["iters"])
-	}'
-}
-for w in mmap dirty; do
-	if line=$(count_calls $w); then
-		echo "$line"
-		echo "$line" >>/tmp/memcg-bench.calls
-		pass "kprobe call counts for one $w run"
-	else
-		fail "kprobe call counts for one $w run" "$line"
-	fi
 done
 
 # ---- rounds
@@ -169,6 +139,48 @@ while [ $r -le "$RUNS" ]; do
 done
 goto U || errors=$((errors + 1))
 assert_eq "all $RUNS rounds ran without error" 0 "$errors"
+check "the module listed its memcg targets while loaded ('$MEMCG_TARGETS')" test -n "$MEMCG_TARGETS"
+
+# ---- call counts per run, after the rounds (module unloaded; kprobes add
+# cost, so these runs are not timed).  "Redirected" calls are the calls of
+# the functions the loaded module listed as memcg targets ($LO/targets).
+TR=/sys/kernel/tracing
+KPROBES="folio_memcg_lock folio_memcg_unlock lock_page_memcg unlock_page_memcg"
+for t in $MEMCG_TARGETS; do
+	case " $KPROBES " in *" $t "*) ;; *) KPROBES="$KPROBES $t" ;; esac
+done
+count_calls() {
+	local w=$1 out p line
+	echo 0 >$TR/tracing_on
+	for p in $KPROBES; do
+		echo "p:lruopt_mb/$p $p" >>$TR/kprobe_events || return 1
+	done
+	echo 1 >$TR/events/lruopt_mb/enable || return 1
+	out=$(bench "$w") || return 1
+	echo 0 >$TR/events/lruopt_mb/enable
+	line="RESULT-CALLS workload=memcg-$w pages=$(echo "$out" | sed -n 's/.*pages=\([0-9]*\).*/\1/p') iters=$(echo "$out" | sed -n 's/.*iters=\([0-9]*\).*/\1/p')"
+	for p in $KPROBES; do
+		line="$line $p=$(awk -v e="$p" '$1 == e || $1 == "lruopt_mb/" e { print $2 }' $TR/kprobe_profile)"
+	done
+	for p in $KPROBES; do echo "-:lruopt_mb/$p" >>$TR/kprobe_events; done
+	echo 1 >$TR/tracing_on
+	echo "$line" | awk -v t="$MEMCG_TARGETS" '{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		n = split(t, f, " "); s = 0; names = ""
+		for (i = 1; i <= n; i++) { s += v[f[i]]; names = names (i > 1 ? "," : "") f[i] }
+		printf "%s redirected=%s redirected_per_page=%.3f\n", $0, names, s / (v["pages"] * v["iters"])
+	}'
+}
+for w in mmap dirty; do
+	if line=$(count_calls $w); then
+		echo "$line"
+		echo "$line" >>/tmp/memcg-bench.calls
+		pass "kprobe call counts for one $w run"
+	else
+		fail "kprobe call counts for one $w run" "$line"
+	fi
+done
+
 
 # ---- statistics
 for w in mmap dirty; do
@@ -179,7 +191,10 @@ for w in mmap dirty; do
 				if (NR == 0) exit
 				n = NR; m = s / n
 				med = (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
-				sd = (n > 1) ? sqrt((ss - n * m * m) / (n - 1)) : 0
+				# busybox awk has no sqrt(): Newton iterations
+				var = (n > 1) ? (ss - n * m * m) / (n - 1) : 0
+				sd = 0
+				if (var > 0) { sd = var; for (i = 0; i < 60; i++) sd = (sd + var / sd) / 2 }
 				printf "RESULT-STATS workload=memcg-%s config=%s n=%d median=%.2f mean=%.2f min=%.2f max=%.2f sd_pct=%.2f\n", w, c, n, med, m, x[1], x[n], 100 * sd / m
 			}'
 	done

@@ -4,8 +4,8 @@
 # boot by toggling /sys/kernel/lruopt/munlock/enabled.
 #
 #   1. timedmlock / timedmunlock (mmtests, seeds/001): populated 256 MiB
-#      MADV_NOHUGEPAGE area, ns per page, min/median/max over RUNS rounds
-#      (munlock_bench ab);
+#      MADV_NOHUGEPAGE area, ns per page, min/median/max over RUNS areas x 4
+#      stock/lruopt pairs (munlock_bench ab);
 #   2. lruvec lock acquisitions per 512 pages, stock and lruopt, counted with
 #      the ftrace function tracer (munlock_bench locks);
 #   3. the seed's test_mlock loop (seeds/000): us per iteration
@@ -14,15 +14,21 @@
 # Every program prints machine-readable "RESULT ..." lines; this script
 # repeats them and adds
 #   RESULT bench=goal name=NAME value=V target=T ok=0|1
-#   RESULT bench=batch-sweep batch=B lruopt_munlock_median=.. stock_munlock_median=..
-#          speedup=.. min_speedup=.. mlock_speedup=.. locks_per_512=..
-#   RESULT bench=batch-best batch=B
+#   RESULT bench=batch-sweep batch=B lruopt_munlock_min=.. stock_munlock_min=..
+#          min_speedup=.. paired_speedup=.. median_speedup=.. mlock_min_speedup=..
+#          locks_per_512=..
+#   RESULT bench=batch-best batch=B min_speedup=..
+# Speed-ups are stock time / lruopt time.  The emulator runs on a shared
+# host whose noise only ever adds time, so the goals use the ratio of the
+# minimum times (min_ratio); the ratio of medians and the median of the
+# per-pair ratios are printed alongside.
 # It also reports TAP results through /tests/lib.sh, so it can run as a
 # test file: put it into the image as /tests/NN-name.sh, e.g.
 #   scripts/mkinitramfs KVER img.gz tests/bench/munlock-bench.sh:/tests/95-bench-munlock.sh
 #   scripts/vmrun --kernel KVER --initrd img.gz --append "lruopt.tests=95-bench-munlock"
-# Kernel command line knobs: lruopt.bench_runs=N (default 10),
-# lruopt.bench_sweep_runs=N (default 5), lruopt.bench_seed_iters=N.
+# Kernel command line knobs: lruopt.bench_runs=N (areas, default 6; 4 pairs
+# each), lruopt.bench_sweep_runs=N (default 3), lruopt.bench_seed_iters=N
+# (default 20000, 5000 on single-threaded TCG; the seed loop runs 10 rounds).
 # lruopt-timeout: 1200
 . /tests/lib.sh
 . /tests/lib-munlock.sh
@@ -30,8 +36,8 @@
 arg() {
 	sed -n "s/.*lruopt\.$1=\([0-9]*\).*/\1/p" "$CMDLINE_FILE" 2>/dev/null
 }
-RUNS=$(arg bench_runs); RUNS=${RUNS:-10}
-SWEEP_RUNS=$(arg bench_sweep_runs); SWEEP_RUNS=${SWEEP_RUNS:-5}
+RUNS=$(arg bench_runs); RUNS=${RUNS:-6}
+SWEEP_RUNS=$(arg bench_sweep_runs); SWEEP_RUNS=${SWEEP_RUNS:-3}
 SEED_ITERS=$(arg bench_seed_iters); SEED_ITERS=${SEED_ITERS:-$([ "$SLOW" = 1 ] && echo 5000 || echo 20000)}
 MIB=256
 D=/tmp/mun-bench
@@ -79,14 +85,14 @@ run timed munlock_bench ab $MIB "$RUNS"
 # 2. lock acquisitions per 512 pages
 run locks munlock_bench locks $MIB
 # 3. the seed's loop
-run seedloop mlock_seedloop "$SEED_ITERS" "$RUNS"
+run seedloop mlock_seedloop "$SEED_ITERS" 10
 
-munlock_ratio=$(val $D/timed "bench=ab-ratio op=munlock" stock_over_lruopt)
-mlock_ratio=$(val $D/timed "bench=ab-ratio op=mlock" stock_over_lruopt)
-seed_ratio=$(val $D/seedloop "bench=seedloop-ratio" stock_over_lruopt)
+munlock_ratio=$(val $D/timed "bench=ab-ratio op=munlock" min_ratio)
+mlock_ratio=$(val $D/timed "bench=ab-ratio op=mlock" min_ratio)
+seed_ratio=$(val $D/seedloop "bench=seedloop-ratio" min_ratio)
 locks_lruopt=$(val $D/locks "bench=locks variant=lruopt op=munlock" per512)
 locks_stock=$(val $D/locks "bench=locks variant=stock op=munlock" per512)
-[ -n "$locks_lruopt" ] || locks_lruopt=$(awk -v l="$(grep '^RESULT bench=ab variant=lruopt' $D/timed | head -1 | sed -n 's/.* locks_per_512=\([0-9.]*\).*/\1/p')" 'BEGIN { print l }')
+[ -n "$locks_lruopt" ] || locks_lruopt=$(grep '^RESULT bench=ab run=' $D/timed | head -1 | sed -n 's/.* locks_per_512=\([0-9.]*\).*/\1/p')
 echo "RESULT bench=locks-per-512 stock=${locks_stock:-n/a} lruopt=${locks_lruopt:-n/a}"
 
 # 4. batch sweep
@@ -94,13 +100,14 @@ best="" bestv=""
 for b in 16 64 256 512; do
 	mun_batch $b
 	if run sweep-$b munlock_bench ab $MIB "$SWEEP_RUNS" >$D/sweep-$b.res; then
-		lm=$(val $D/sweep-$b "bench=ab-summary variant=lruopt op=munlock" median)
-		sm=$(val $D/sweep-$b "bench=ab-summary variant=stock op=munlock" median)
-		sp=$(val $D/sweep-$b "bench=ab-ratio op=munlock" stock_over_lruopt)
-		spm=$(val $D/sweep-$b "bench=ab-ratio op=munlock" min_ratio)
-		mr=$(val $D/sweep-$b "bench=ab-ratio op=mlock" stock_over_lruopt)
-		lk=$(grep '^RESULT bench=ab variant=lruopt' $D/sweep-$b | head -1 | sed -n 's/.* locks_per_512=\([0-9.]*\).*/\1/p')
-		echo "RESULT bench=batch-sweep batch=$b lruopt_munlock_median=$lm stock_munlock_median=$sm speedup=$sp min_speedup=$spm mlock_speedup=$mr locks_per_512=$lk"
+		lm=$(val $D/sweep-$b "bench=ab-summary variant=lruopt op=munlock" min)
+		sm=$(val $D/sweep-$b "bench=ab-summary variant=stock op=munlock" min)
+		sp=$(val $D/sweep-$b "bench=ab-ratio op=munlock" min_ratio)
+		spp=$(val $D/sweep-$b "bench=ab-ratio op=munlock" paired_median)
+		spm=$(val $D/sweep-$b "bench=ab-ratio op=munlock" stock_over_lruopt)
+		mr=$(val $D/sweep-$b "bench=ab-ratio op=mlock" min_ratio)
+		lk=$(grep '^RESULT bench=ab run=' $D/sweep-$b | head -1 | sed -n 's/.* locks_per_512=\([0-9.]*\).*/\1/p')
+		echo "RESULT bench=batch-sweep batch=$b lruopt_munlock_min=$lm stock_munlock_min=$sm min_speedup=$sp paired_speedup=$spp median_speedup=$spm mlock_min_speedup=$mr locks_per_512=$lk"
 		if [ -z "$bestv" ] || awk -v a="$sp" -v b="$bestv" 'BEGIN { exit !(a > b) }'; then
 			best=$b bestv=$sp
 		fi
@@ -108,7 +115,7 @@ for b in 16 64 256 512; do
 	grep -v '^RESULT' $D/sweep-$b.res
 done
 mun_batch 256
-echo "RESULT bench=batch-best batch=$best speedup=$bestv"
+echo "RESULT bench=batch-best batch=$best min_speedup=$bestv"
 
 goal munlock-speedup "$munlock_ratio" ge 1.5
 goal munlock-locks-per-512 "$locks_lruopt" le 8

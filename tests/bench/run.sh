@@ -14,8 +14,9 @@
 #   --ko PATH         the module (default $LRUOPT_KO or /lruopt.ko)
 #   --workdir DIR     scratch directory (default /tmp/lruopt-bench)
 #   --no-warmup       skip the unmeasured warm-up run of each workload
-#   --host            host mode: refuse to unload a module this run did
-#                     not load, never touch /dev/ram0 it did not create
+#   --host            host mode: refuse to start if lruopt is loaded, never
+#                     touch a /dev/ram0 this run did not create; on INT/TERM
+#                     unload the module and undo the setups before exiting
 #
 # Configurations:
 #   A  lruopt not loaded (stock kernel)
@@ -180,6 +181,19 @@ kill_leftovers() {
 	kill -KILL $(cat "$WORKDIR/bg.pids") 2>/dev/null
 	rm -f "$WORKDIR/bg.pids"
 }
+
+# Interrupted (Ctrl-C on a host): leave the machine as it was.
+on_signal() {
+	trap - INT TERM
+	echo "BENCH-ERROR round=- config=- workload=- rc=130 msg=\"interrupted\""
+	kill_leftovers
+	tune_restore
+	goto_config A >/dev/null 2>&1
+	for w in $WL; do wl_verb "$w" cleanup >/dev/null; done
+	drain_trace_cleanup
+	exit 130
+}
+trap on_signal INT TERM
 
 SAMPLES=0 ERRORS=0
 RUN_LIMIT=$([ "$SLOW" = 1 ] && echo 600 || echo 300)

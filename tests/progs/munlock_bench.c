@@ -4,25 +4,22 @@
  * tests/70-munlock-batching.sh.
  *
  * munlock_bench ab MIB RUNS [CYCLES]
- *     RUNS rounds; each round runs both variants, in alternating order
- *     (stock, lruopt / lruopt, stock / ...), toggling
- *     /sys/kernel/lruopt/munlock/enabled.  One run: mmap MIB MiB anonymous,
- *     MADV_NOHUGEPAGE, write every page, drain all CPUs' LRU batches, then
- *     CYCLES times (default 3) time mlock() of the populated area
- *     (timedmlock) and munlock() of it (timedmunlock); the run's value is
- *     the best cycle (the host running the emulator is shared: its noise
- *     only ever adds time).  Per run:
- *       RESULT bench=ab variant=V run=I pages=P mlock_ns_per_page=X
- *              munlock_ns_per_page=Y first_mlock=.. first_munlock=..
- *              locks_per_512=L batch=B cycles=C
- *     (first_*: the first cycle alone, as mmtests measures it;
- *     locks_per_512: lruopt's stats/lock_acquisitions during a munlock, per
- *     512 pages; "-" for stock) and a summary per variant and op:
+ *     RUNS times: mmap MIB MiB anonymous, MADV_NOHUGEPAGE, write every page,
+ *     drain all CPUs' LRU batches; then CYCLES times (default 4) a pair of
+ *     timed mlock() of the populated area (timedmlock) + munlock() of it
+ *     (timedmunlock), once with the stock walk and once with lruopt's
+ *     (/sys/kernel/lruopt/munlock/enabled toggled), in ABBA order.  The
+ *     emulator's host is shared and its noise only ever adds time, so
+ *     besides medians the minimum and the median of the per-pair ratios are
+ *     given.  Per pair (ns per page):
+ *       RESULT bench=ab run=I cycle=C pages=P stock_mlock=.. stock_munlock=..
+ *              lruopt_mlock=.. lruopt_munlock=.. locks_per_512=L batch=B
+ *     (locks_per_512: lruopt's stats/lock_acquisitions during its munlock),
+ *     then per variant and op, and the ratios (> 1: lruopt is faster):
  *       RESULT bench=ab-summary variant=V op=mlock|munlock runs=N
- *              min=.. median=.. max=.. (ns per page) batch=B
- *       RESULT bench=ab-ratio op=munlock|mlock stock_over_lruopt=R min_ratio=M
- *              (median stock / median lruopt, and min / min: > 1 means
- *              lruopt is faster)
+ *              min=.. median=.. max=.. batch=B
+ *       RESULT bench=ab-ratio op=munlock|mlock stock_over_lruopt=R(medians)
+ *              min_ratio=M paired_median=Q batch=B
  *
  * munlock_bench locks MIB
  *     One run per variant with the ftrace function tracer counting, for this
@@ -87,68 +84,77 @@ static void summary(const char *variant, const char *op, double *v, int n, int b
 	       variant, op, n, v[0], *median, v[n - 1], batch);
 }
 
+static double median_of(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One timed mlock + munlock of the whole area with variant v. */
+static void timed_cycle(unsigned char *a, size_t len, int v, double *tml, double *tmu,
+			double *locks)
+{
+	size_t pages = len / MU_PAGE;
+	long long l1;
+	double t0, t1, t2;
+
+	set_variant(v);
+	t0 = mu_now();
+	if (mlock(a, len))
+		mu_die("mlock");
+	t1 = mu_now();
+	l1 = lo_stat("lock_acquisitions");
+	if (munlock(a, len))
+		mu_die("munlock");
+	t2 = mu_now();
+	*locks = (double)(lo_stat("lock_acquisitions") - l1) * 512 / pages;
+	*tml = (t1 - t0) * 1e9 / pages;
+	*tmu = (t2 - t1) * 1e9 / pages;
+}
+
 static int mode_ab(long mib, int runs, int cycles)
 {
 	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
-	double *ml[2], *mu[2], med[2][2], mn[2][2];
+	int nmax = runs * cycles, r, c, k, n[2] = { 0, 0 }, np = 0;
+	double *ml[2], *mu[2], *pml, *pmu, med[2][2], mn[2][2];
 	int batch = (int)mu_read_ll(LO_MUNLOCK "/batch");
-	int r, k, n[2] = { 0, 0 };
 	static const char *const name[2] = { "stock", "lruopt" };
 
 	for (k = 0; k < 2; k++) {
-		ml[k] = calloc(runs, sizeof(double));
-		mu[k] = calloc(runs, sizeof(double));
+		ml[k] = calloc(nmax, sizeof(double));
+		mu[k] = calloc(nmax, sizeof(double));
 		if (!ml[k] || !mu[k])
 			mu_die("calloc");
 	}
+	pml = calloc(nmax, sizeof(double));
+	pmu = calloc(nmax, sizeof(double));
+	if (!pml || !pmu)
+		mu_die("calloc");
 	for (r = 0; r < runs; r++) {
-		int o;
+		unsigned char *a = populate(len);
 
-		for (o = 0; o < 2; o++) {
-			int v = (r % 2) ? 1 - o : o;	/* AB, BA, AB, ... */
-			double bml = 1e30, bmu = 1e30, fml = 0, fmu = 0;
-			double locks = -1;
-			unsigned char *a;
-			char lk[32] = "-";
-			int c;
+		for (c = 0; c < cycles; c++) {
+			double tml[2], tmu[2], lk[2];
+			int o;
 
-			set_variant(v);
-			a = populate(len);
-			for (c = 0; c < cycles; c++) {
-				long long l1;
-				double t0, t1, t2;
+			/* ABBA order over consecutive pairs */
+			for (o = 0; o < 2; o++) {
+				int v = ((r * cycles + c) % 2) ? 1 - o : o;
 
-				t0 = mu_now();
-				if (mlock(a, len))
-					mu_die("mlock");
-				t1 = mu_now();
-				l1 = lo_stat("lock_acquisitions");
-				if (munlock(a, len))
-					mu_die("munlock");
-				t2 = mu_now();
-				if (v && locks < 0)
-					locks = (double)(lo_stat("lock_acquisitions") - l1) * 512 / pages;
-				t2 = (t2 - t1) * 1e9 / pages;
-				t1 = (t1 - t0) * 1e9 / pages;
-				if (!c) {
-					fml = t1;
-					fmu = t2;
-				}
-				if (t1 < bml)
-					bml = t1;
-				if (t2 < bmu)
-					bmu = t2;
+				timed_cycle(a, len, v, &tml[v], &tmu[v], &lk[v]);
+				ml[v][n[v]] = tml[v];
+				mu[v][n[v]] = tmu[v];
+				n[v]++;
 			}
-			munmap(a, len);
-			if (v)
-				snprintf(lk, sizeof(lk), "%.2f", locks);
-			ml[v][n[v]] = bml;
-			mu[v][n[v]] = bmu;
-			printf("RESULT bench=ab variant=%s run=%d pages=%zu mlock_ns_per_page=%.1f munlock_ns_per_page=%.1f first_mlock=%.1f first_munlock=%.1f locks_per_512=%s batch=%d cycles=%d\n",
-			       name[v], r, pages, bml, bmu, fml, fmu, lk, batch, cycles);
+			pml[np] = tml[0] / tml[1];
+			pmu[np] = tmu[0] / tmu[1];
+			np++;
+			printf("RESULT bench=ab run=%d cycle=%d pages=%zu stock_mlock=%.1f stock_munlock=%.1f lruopt_mlock=%.1f lruopt_munlock=%.1f locks_per_512=%.2f batch=%d\n",
+			       r, c, pages, tml[0], tmu[0], tml[1], tmu[1], lk[1], batch);
 			fflush(stdout);
-			n[v]++;
 		}
+		mu_verify(a, len, 3, "bench");
+		munmap(a, len);
 	}
 	for (k = 0; k < 2; k++) {
 		summary(name[k], "mlock", ml[k], n[k], batch, &med[k][0]);
@@ -156,10 +162,10 @@ static int mode_ab(long mib, int runs, int cycles)
 		summary(name[k], "munlock", mu[k], n[k], batch, &med[k][1]);
 		mn[k][1] = mu[k][0];
 	}
-	printf("RESULT bench=ab-ratio op=munlock stock_over_lruopt=%.2f min_ratio=%.2f batch=%d\n",
-	       med[0][1] / med[1][1], mn[0][1] / mn[1][1], batch);
-	printf("RESULT bench=ab-ratio op=mlock stock_over_lruopt=%.2f min_ratio=%.2f batch=%d\n",
-	       med[0][0] / med[1][0], mn[0][0] / mn[1][0], batch);
+	printf("RESULT bench=ab-ratio op=munlock stock_over_lruopt=%.2f min_ratio=%.2f paired_median=%.2f batch=%d\n",
+	       med[0][1] / med[1][1], mn[0][1] / mn[1][1], median_of(pmu, np), batch);
+	printf("RESULT bench=ab-ratio op=mlock stock_over_lruopt=%.2f min_ratio=%.2f paired_median=%.2f batch=%d\n",
+	       med[0][0] / med[1][0], mn[0][0] / mn[1][0], median_of(pml, np), batch);
 	set_variant(1);
 	return 0;
 }
@@ -289,7 +295,7 @@ int main(int argc, char **argv)
 		mu_pin(mu_ncpus() - 1);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "ab"))
 		return mode_ab(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10),
-			       argc == 5 ? (int)strtol(argv[4], NULL, 10) : 3);
+			       argc == 5 ? (int)strtol(argv[4], NULL, 10) : 4);
 	if (argc == 3 && !strcmp(argv[1], "locks"))
 		return mode_locks(strtol(argv[2], NULL, 10));
 	fprintf(stderr, "usage: munlock_bench ab MIB RUNS [CYCLES] | locks MIB\n");

@@ -1,0 +1,56 @@
+#!/bin/sh
+# w-memcg-dirty: a file-dirtying loop inside a cgroup-v1 memory cgroup: an
+# 8 MiB (--quick 4 MiB) file on ext4/brd, every page dirtied with a small
+# pwrite() and the file written back with sync_file_range(WAIT_BEFORE |
+# WRITE | WAIT_AFTER), 20 times (--quick 10), pinned to CPU 1.  Per page and
+# pass: folio_mark_dirty, writeback start and end, each under
+# folio_memcg_lock() (which lruopt's memcg feature replaces on 6.1; 6.12 has
+# no charge moving), plus mark_buffer_dirty's lock_page_memcg().
+# Metric: time per page and pass.  Uses memcg_bench (tests/progs), the same
+# program as tests/bench/memcg-bench.sh and w-memcg-mmap.
+. "$(dirname "$0")/bench-lib.sh"
+
+CG_ROOT=$BENCH_WORKDIR/memcg-v1
+CG=$CG_ROOT/lruopt-bench
+
+case ${1:-} in
+describe) echo "pwrite + sync_file_range dirtying loop in a cgroup-v1 memcg" ;;
+progs) echo memcg_bench ;;
+kernels) echo "6.1" ;;
+setup)
+	need memcg_bench
+	mnt=$(bench_ext4 128) || exit 1
+	mkdir -p "$CG_ROOT"
+	if ! grep -q " $CG_ROOT cgroup " /proc/mounts; then
+		mount -t cgroup -o memory memory "$CG_ROOT" || {
+			echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
+			exit 1
+		}
+	fi
+	mkdir -p "$CG" || exit 1
+	# written from inside the memcg, so the page cache is charged to it
+	sh -c "echo \$\$ >'$CG/cgroup.procs' && exec dd if=/dev/zero of='$mnt/memcg-dirty.file' bs=1048576 count=$(qf 4 8)" 2>/dev/null || {
+		echo "cannot create $mnt/memcg-dirty.file in $CG" >&2
+		exit 1
+	}
+	sync
+	;;
+run)
+	need memcg_bench
+	mnt=$(bench_ext4 128) || exit 1
+	cpu=1
+	[ "$(nproc)" -gt 1 ] || cpu=0
+	out=$(sh -c "echo \$\$ >'$CG/cgroup.procs' && exec taskset -c $cpu memcg_bench dirty '$mnt/memcg-dirty.file' $(qf 10 20)") || {
+		echo "memcg_bench failed: $out" >&2
+		exit 1
+	}
+	result dirty_writeback "$(kv "$out" ns_per_page)" ns/page lower
+	;;
+cleanup)
+	rm -f "$BENCH_MNT/memcg-dirty.file"
+	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
+	grep -q " $CG_ROOT cgroup " /proc/mounts && umount "$CG_ROOT" 2>/dev/null
+	bench_ext4_cleanup
+	;;
+*) echo "usage: $0 describe|progs|kernels|setup|run|cleanup" >&2; exit 2 ;;
+esac
