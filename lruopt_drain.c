@@ -281,17 +281,26 @@ static void drain_request(int cpu, unsigned long gen)
 		lruopt_count(&drain_stats, DS_CPUS_SHARED, 1);
 }
 
+enum drain_result { DRAIN_FULL, DRAIN_PARTIAL, DRAIN_NOMEM };
+
 /*
- * The drain proper.  Returns true when every CPU that needed draining was
- * drained before returning (a "full" drain).
+ * The drain proper.  DRAIN_FULL: every CPU that needed draining was drained
+ * before returning.  DRAIN_NOMEM: the wait mask could not be allocated; no
+ * CPU was waited for, and the caller must fall back to the stock drain.
+ *
+ * The mask of CPUs to wait for is allocated only once a remote CPU turns
+ * out to need waiting for, so the common nothing-pending call allocates
+ * nothing; GFP_NOWAIT because a drain must not recurse into reclaim, which
+ * stock never does either.
  */
-static bool drain_all(struct drain_caller *c, bool relaxed,
-		      struct cpumask *wait)
+static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
 {
-	unsigned long gen;
 	unsigned int timeout_us = relaxed ? READ_ONCE(drain_timeout_us) : 0;
 	int cpu, self, skipped = 0, timed_out = 0;
-	bool full = true;
+	enum drain_result ret = DRAIN_FULL;
+	bool have_wait = false, skip;
+	cpumask_var_t wait;
+	unsigned long gen;
 
 	/*
 	 * (A): a value-returning atomic is fully ordered, so everything this
@@ -315,23 +324,34 @@ static bool drain_all(struct drain_caller *c, bool relaxed,
 			lruopt_count(&drain_stats, DS_SKIPPED_EMPTY, 1);
 			continue;
 		}
+		/* decided once: skip_cpus may be rewritten under our feet */
+		skip = relaxed && drain_skip_cpu(cpu);
+		if (!skip && !have_wait) {
+			if (!zalloc_cpumask_var(&wait, GFP_NOWAIT | __GFP_NOWARN)) {
+				/* nothing waited for yet: stock takes over */
+				ret = DRAIN_NOMEM;
+				break;
+			}
+			have_wait = true;
+		}
 		drain_request(cpu, gen);
 		atomic64_inc(&c->queued);
-		if (relaxed && drain_skip_cpu(cpu)) {
+		if (skip)
 			skipped++;
-			continue;
-		}
-		__cpumask_set_cpu(cpu, wait);
+		else
+			__cpumask_set_cpu(cpu, wait);
 	}
 	/* Our own CPU, inline, while the remote ones work in parallel. */
-	if (lruopt_cpu_needs_drain(self)) {
+	if (ret != DRAIN_NOMEM && lruopt_cpu_needs_drain(self)) {
 		drain_this_cpu();
 		lruopt_count(&drain_stats, DS_INLINE, 1);
 		atomic64_inc(&c->inlined);
 	}
 	migrate_enable();
 
-	if (!timeout_us) {
+	if (!have_wait) {
+		/* nothing to wait for (or no memory to track it) */
+	} else if (!timeout_us) {
 		wait_event(drain_wq, drain_done(wait, gen));
 	} else if (wait_event_hrtimeout(drain_wq, drain_done(wait, gen),
 					ns_to_ktime((u64)timeout_us * NSEC_PER_USEC))) {
@@ -340,18 +360,21 @@ static bool drain_all(struct drain_caller *c, bool relaxed,
 			if (!drain_slot_done(cpu, gen))
 				timed_out++;
 	}
+	if (have_wait)
+		free_cpumask_var(wait);
 
 	if (skipped) {
 		lruopt_count(&drain_stats, DS_SKIPPED_CPUS, skipped);
 		atomic64_add(skipped, &c->skipped);
-		full = false;
+		if (ret == DRAIN_FULL)
+			ret = DRAIN_PARTIAL;
 	}
 	if (timed_out) {
 		lruopt_count(&drain_stats, DS_TIMEOUTS, timed_out);
 		atomic64_add(timed_out, &c->timed_out);
-		full = false;
+		ret = DRAIN_PARTIAL;
 	}
-	return full;
+	return ret;
 }
 
 /**
@@ -362,48 +385,45 @@ static bool drain_all(struct drain_caller *c, bool relaxed,
  */
 static void lruopt_lru_add_drain_all(void)
 {
+	enum drain_result res;
 	struct drain_caller *c;
-	cpumask_var_t wait;
-	bool relaxed, full;
 	unsigned int coalesce_us;
-	u64 t0, dt;
+	u64 t0, t1;
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
 	if (!lruopt_active(&lruopt_drain_feature))
 		goto stock;
 	/* As stock: nothing can be queued before mm_percpu_wq exists. */
-	if (unlikely(!READ_ONCE(mm_percpu_wq)) ||
-	    !zalloc_cpumask_var(&wait, GFP_KERNEL | __GFP_NOWARN)) {
-		lruopt_count(&drain_stats, DS_FALLBACKS, 1);
-		goto stock;
-	}
+	if (unlikely(!READ_ONCE(mm_percpu_wq)))
+		goto fallback;
 
 	t0 = ktime_get_ns();
 	c = drain_caller_get((unsigned long)__builtin_return_address(0));
 	atomic64_inc(&c->calls);
-	relaxed = c->class == DC_HINT;
 
 	coalesce_us = READ_ONCE(drain_coalesce_us);
-	if (relaxed && coalesce_us &&
+	if (c->class == DC_HINT && coalesce_us &&
 	    t0 - READ_ONCE(drain_last_full_ns) < (u64)coalesce_us * NSEC_PER_USEC) {
 		lruopt_count(&drain_stats, DS_COALESCED, 1);
 		atomic64_inc(&c->coalesced);
-		free_cpumask_var(wait);
 		return;
 	}
 
-	full = drain_all(c, relaxed, wait);
-	free_cpumask_var(wait);
+	res = drain_all(c, c->class == DC_HINT);
+	if (res == DRAIN_NOMEM)
+		goto fallback;
 
-	dt = ktime_get_ns() - t0;
-	if (full)
-		WRITE_ONCE(drain_last_full_ns, ktime_get_ns());
-	lruopt_count(&drain_stats, full ? DS_FULL : DS_PARTIAL, 1);
-	lruopt_count(&drain_stats, DS_WAIT_TOTAL, dt);
-	lruopt_count_max(&drain_stats, DS_WAIT_MAX, dt);
-	atomic64_add(dt, &c->wait_total);
-	atomic64_max(&c->wait_max, dt);
+	t1 = ktime_get_ns();
+	if (res == DRAIN_FULL)
+		WRITE_ONCE(drain_last_full_ns, t1);
+	lruopt_count(&drain_stats, res == DRAIN_FULL ? DS_FULL : DS_PARTIAL, 1);
+	lruopt_count(&drain_stats, DS_WAIT_TOTAL, t1 - t0);
+	lruopt_count_max(&drain_stats, DS_WAIT_MAX, t1 - t0);
+	atomic64_add(t1 - t0, &c->wait_total);
+	atomic64_max(&c->wait_max, t1 - t0);
 	return;
+fallback:
+	lruopt_count(&drain_stats, DS_FALLBACKS, 1);
 stock:
 	lruopt_count(&drain_stats, DS_STOCK, 1);
 	__lru_add_drain_all(false);
