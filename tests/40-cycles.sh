@@ -1,7 +1,7 @@
 #!/bin/sh
 # 40-cycles: ten load -> transition -> disable -> unpatch transition -> rmmod
 # cycles while the mlock/munlock and page-fault workloads keep running.
-# lruopt-timeout: 300
+# lruopt-timeout: 450
 . /tests/lib.sh
 dmesg_mark "40-cycles"
 ensure_unloaded || exit 1

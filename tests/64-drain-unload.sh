@@ -5,10 +5,14 @@
 # for its own work items), nothing may run module code afterwards (the hog
 # is then stopped so CPU 1's kworker runs whatever is still queued), and
 # the kernel log must stay clean.  The module is loaded again at the end.
-# On single-threaded TCG (6.12) the unpatch transition with a CPU-bound RT
-# task in the guest took 100-165 s (see KERNEL-NOTES.md): there the drain
-# loop is stopped before the unload (the timed-out work stays queued) and
-# the transition gets 400 s.
+# On single-threaded TCG (6.12) disabling the patch while the RT hog spins
+# took 99-171 s: the "echo 0 > enabled" itself sits in
+# klp_try_complete_transition -> sched_dynamic_klp_disable -> static-call
+# text_poke_bp -> on_each_cpu IPIs, each of which waits for the busy vCPU's
+# turn in QEMU's round robin (no task was left unswitched at 30 s).  There
+# the drain loop is stopped before the unload (the timed-out work stays
+# queued), the transition gets 400 s, and what it waits for is sampled at
+# 30 s into the diagnostics.
 # lruopt-timeout: 450
 . /tests/lib.sh
 . /tests/lib-drain.sh

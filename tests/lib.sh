@@ -387,6 +387,17 @@ load_lruopt() {
 unload_lruopt() {
 	local t0 t1 out
 	t0=$(now)
+	# A module still in init (e.g. an insmod left running by a test that
+	# was killed) has $LP with enabled=0 until klp_enable_patch() gets
+	# going: wait for the load to finish before deciding anything.
+	t1=$(now)
+	while [ "$(readval /sys/module/lruopt/initstate)" = coming ]; do
+		if awk -v a="$(elapsed_since "$t1")" -v t="$TRANSITION_TIMEOUT" 'BEGIN { exit !(a >= t) }'; then
+			echo "lruopt still initialising (initstate coming) after ${TRANSITION_TIMEOUT}s"
+			return 1
+		fi
+		sleep 0.1
+	done
 	if [ -d "$LP" ]; then
 		if [ "$(readval "$LP/enabled")" = 1 ]; then
 			if ! echo 0 >"$LP/enabled"; then
@@ -399,8 +410,10 @@ unload_lruopt() {
 		# from a work item, which may be before we ever saw transition=0.
 		t1=$(now)
 		while [ -d "$LP" ]; do
+			# Should the patch be (re-)enabled meanwhile, disable it.
+			[ "$(readval "$LP/enabled")" = 1 ] && echo 0 2>/dev/null >"$LP/enabled"
 			if awk -v a="$(elapsed_since "$t1")" -v t="$TRANSITION_TIMEOUT" 'BEGIN { exit !(a >= t) }'; then
-				echo "$LP still present ${TRANSITION_TIMEOUT}s after disabling (transition=$(readval "$LP/transition"))"
+				echo "$LP still present ${TRANSITION_TIMEOUT}s after disabling (enabled=$(readval "$LP/enabled") transition=$(readval "$LP/transition") initstate=$(readval /sys/module/lruopt/initstate))"
 				show_pending_tasks
 				return 1
 			fi

@@ -61,6 +61,15 @@ for t in /tests/[0-9][0-9]-*.sh; do
 		kill -KILL $(cat /tmp/wl.pids) 2>/dev/null
 		rm -f /tmp/wl.pids
 	fi
+	# An insmod/rmmod of a killed test keeps running in the kernel (it is
+	# a grandchild, and a module load cannot be interrupted half-way); the
+	# next test must not start while the module is changing state.
+	w=0
+	while [ -n "$(pidof insmod rmmod modprobe)" ] && [ $w -lt 3000 ]; do
+		sleep 0.1
+		w=$((w + 1))
+	done
+	[ $w -eq 0 ] || diag "waited $((w / 10))s for insmod/rmmod left by $name"
 
 	nres=$(cat "$TAP_DIR/file_count")
 	nfail=$(cat "$TAP_DIR/file_fail")

@@ -19,14 +19,21 @@
 #   - mlock + munlock of MLOCK_MIB MiB populated, non-THP (mlockhold):
 #       mlockwalk: one call each, MLOCK_PAGES pages each
 #       lrulock:   MLOCK_PAGES pages walked each; stock: one per-page call
-#         per page and 40-100 lruvec locks per 1000 pages (batch of 15);
-#         lruopt: no per-page calls, <= 10 locks per 1000 pages (batch 256),
-#         pages == munlock/stats/pages delta, locks >= lock_acquisitions delta
+#         per page and 20-100 lruvec locks per 1000 pages (batches of 15 on
+#         6.1, 31 on 6.12); lruopt: no per-page calls, <= 10 locks per 1000
+#         pages (batch 256), pages == munlock/stats/pages delta, locks >=
+#         lock_acquisitions delta
 #   - 6.1: a charge mover moving a process that faults/dirties a shared
-#     file on ext4 between two v1 memory cgroups:
-#       memcglock: lock calls > 0, moves >= 1, slow paths >= 1 and <= calls
+#     file on ext4 between two v1 memory cgroups (lib-memcg.sh):
+#       memcglock: calls through both entry points, move hooks >= moves,
+#         slow paths >= 1 and <= calls; lruopt: folio_memcg_lock calls >=
+#         memcg/stats fast + stock, its slow paths >= memcg/stats slow -
+#         retries
 #     6.12: memcglock prints its "no charge moving" line and exits by itself.
-# Every tool must also end cleanly on SIGINT with its summary.
+# Every tool must also end cleanly on SIGINT with its summary; each output
+# is copied to the log as diagnostics.
+# "lruopt.bt_phases=stock" (or =lruopt) on the kernel command line runs one
+# phase only.
 # lruopt-timeout: 900
 . /tests/lib.sh
 . /tests/lib-memcg.sh
@@ -462,6 +469,11 @@ run_phase() {
 		BT_PID_memcglock=
 	fi
 	check_memcg "$ph"
+	# The outputs, for the log (blank lines dropped)
+	for t in $TOOLS; do
+		diag "---- $ph: bpftrace $t.bt:"
+		diag "$(grep -v '^ *$' "$(bt_out "$t" "$ph")")"
+	done
 	diag "$ph: phase took $(elapsed_since "$t0")s"
 }
 
