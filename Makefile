@@ -76,7 +76,7 @@ module: | $(B)
 $(B):
 	mkdir -p $@
 
-check:
+check: deps
 	scripts/check
 
 demo:
