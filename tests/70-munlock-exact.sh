@@ -1,6 +1,8 @@
 #!/bin/sh
 # 70-munlock-exact: the batched mlock/munlock walk leaves exactly the state the
-# stock walk leaves.  Every scenario of tests/progs/munlock_exact.c runs once
+# stock walk leaves.  Scenarios: see tests/progs/munlock_exact.c (numa needs
+# two nodes, e.g. numa=fake=2 on the command line; mthp needs 6.12; memcg a
+# memory controller: v1 on 6.1, v2 on 6.12).  Every scenario of tests/progs/munlock_exact.c runs once
 # with munlock/enabled=0 (stock walk) and once with 1 (batched), in this
 # boot, and at every checkpoint the changes of Mlocked, Unevictable, per-zone
 # nr_mlock and all unevictable_pgs_* events must be identical.  When they
@@ -14,7 +16,7 @@ ensure_loaded || exit 1
 mun_quiet_begin
 mun_batch 256
 
-SCENARIOS="anon onfault mlockall thp fork-cow fork-cow-thp shared-tmpfs shared-memfd shared-anon offlru cold mthp numa"
+SCENARIOS="anon onfault mlockall thp fork-cow fork-cow-thp shared-tmpfs shared-memfd shared-anon offlru cold mthp numa memcg"
 D=/tmp/mun-exact
 rm -rf $D
 mkdir -p $D
@@ -73,6 +75,8 @@ exact_case() {
 		fail "$name: feature off: stock_walks grew" "lo_stock_walks=$(mun_info "$a" lo_stock_walks)"
 }
 
+mun_cg_begin >$D/cg.out 2>&1
+diag "$(cat $D/cg.out)"
 for sc in $SCENARIOS; do
 	exact_case "$sc" "$sc"
 	# lruopt.verbose on the kernel command line: show every checkpoint
@@ -80,6 +84,7 @@ for sc in $SCENARIOS; do
 		diag "$(cat $D/$sc.A $D/$sc.B)"
 	fi
 done
+mun_cg_end
 check "anon (feature on): small folios went through the batched path" \
 	test "$(mun_info $D/anon.B lo_pages)" -gt 0
 check "thp (feature on): PMD THPs went to the stock per-folio calls" \

@@ -81,7 +81,10 @@ mun_info() {
 mun_exact_run() {
 	local sc=$1 label=$2 en=$3 out=$4 rc
 	mun_enable "$en" || { echo "cannot set $MUN/enabled=$en" >"$out"; return 1; }
-	munlock_exact "$sc" "$label" >"$out" 2>&1
+	if [ "$sc" = memcg ]; then
+		mun_cg_fresh >"$out" 2>&1 || { echo "memcg groups: setup failed" >>"$out"; return 1; }
+	fi
+	munlock_exact "$sc" "$label" >>"$out" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ] || ! grep -q "^RESULT exact scenario=$sc run=$label \(done\|skip\)" "$out"; then
 		echo "munlock_exact $sc $label exited $rc" >>"$out"
@@ -95,4 +98,56 @@ mun_diff() {
 	mun_core "$1" >/tmp/mun-diff.a
 	mun_core "$2" >/tmp/mun-diff.b
 	diff /tmp/mun-diff.a /tmp/mun-diff.b | head -${3:-12}
+}
+
+# ------------------------------------------------------------ memcg scenario
+# Two memory cgroups for munlock_exact's "memcg" scenario, exported as
+# MUN_CG_A / MUN_CG_B.  6.1: the cgroup-v1 memory hierarchy of lib-memcg.sh
+# (mounted there if it is not yet: the 80-memcg tests mount it the same,
+# idempotent way); 6.12 (no v1 memory controller): cgroup v2 with +memory in
+# the root's subtree_control, switched off again by mun_cg_end.
+# Without a usable controller the variables stay unset and the scenario
+# reports "skip".
+mun_cg_begin() {
+	unset MUN_CG_A MUN_CG_B
+	MUN_CG_MODE=""
+	if [ -f /tests/lib-memcg.sh ] && [ "$(kernel_short)" = 6.1 ]; then
+		. /tests/lib-memcg.sh
+		memcg_v1_mount >/dev/null 2>&1 || { echo "no v1 memory hierarchy"; return 0; }
+		MUN_CG_MODE=v1
+		MUN_CG_A=$MCG_V1/mun-a MUN_CG_B=$MCG_V1/mun-b
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || {
+			echo +memory >/sys/fs/cgroup/cgroup.subtree_control || return 0
+			MUN_CG_MODE=v2-enabled
+		}
+		[ -n "$MUN_CG_MODE" ] || MUN_CG_MODE=v2
+		MUN_CG_A=/sys/fs/cgroup/mun-a MUN_CG_B=/sys/fs/cgroup/mun-b
+	else
+		echo "no memory controller"
+		return 0
+	fi
+	export MUN_CG_A MUN_CG_B
+	echo "memcg groups ($MUN_CG_MODE): $MUN_CG_A $MUN_CG_B"
+}
+
+# mun_cg_fresh: (re)create both groups empty
+mun_cg_fresh() {
+	local g
+	[ -n "${MUN_CG_A:-}" ] || return 0
+	for g in "$MUN_CG_A" "$MUN_CG_B"; do
+		[ -d "$g" ] && { rmdir "$g" || return 1; }
+		mkdir "$g" || return 1
+	done
+}
+
+mun_cg_end() {
+	local g
+	[ -n "${MUN_CG_A:-}" ] || return 0
+	for g in "$MUN_CG_A" "$MUN_CG_B"; do
+		[ -d "$g" ] && rmdir "$g"
+	done
+	[ "$MUN_CG_MODE" = v2-enabled ] && echo -memory >/sys/fs/cgroup/cgroup.subtree_control
+	unset MUN_CG_A MUN_CG_B
+	return 0
 }

@@ -8,9 +8,10 @@
 # and pass page_add_file_rmap() + page_remove_rmap(), which take
 # lock_page_memcg().  Metric: time per page and pass.  Note: on 6.1
 # lock_page_memcg() evidently has the stock folio_memcg_lock() inlined:
-# lruopt's memcg/stats/fast stays 0 during this loop, so B can only differ
-# from A by noise here; w-memcg-dirty covers a path that does reach the
-# replaced function.
+# lruopt's memcg/stats/fast stays 0 during this loop: the memcg feature is
+# not exercised here (the only lruopt code in a run is the one mlock and
+# munlock of the first mapping); w-memcg-dirty covers a path that does reach
+# the replaced function.
 . "$(dirname "$0")/bench-lib.sh"
 
 CG_ROOT=$BENCH_WORKDIR/memcg-v1

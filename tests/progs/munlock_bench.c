@@ -32,6 +32,13 @@
  *              median_ratio=.. batch=B locks_per_512=L  (stock / lruopt;
  *              L: lruopt's lock_acquisitions per 512 pages in one munlock)
  *
+ * munlock_bench single MIB SAMPLES
+ *     Like abfine but without touching lruopt (works without it loaded):
+ *     SAMPLES timed mlock + munlock cycles in the current configuration,
+ *     for tests/bench/w-munlock-short.sh (the A/B/C driver switches):
+ *       RESULT bench=single mib=M samples=N mlock_min=.. mlock_p10=..
+ *              mlock_median=.. munlock_min=.. munlock_p10=.. munlock_median=..
+ *
  * munlock_bench locks MIB
  *     One run per variant with the ftrace function tracer counting, for this
  *     process only, calls of folio_lruvec_lock_irq / _irqsave / folio_lruvec_lock
@@ -246,6 +253,40 @@ static int mode_abfine(long mib, int samples)
 	return 0;
 }
 
+/* SAMPLES timed mlock+munlock cycles of one MIB area, in whatever state the
+ * caller set up (also without lruopt loaded): for the A/B/C driver. */
+static int mode_single(long mib, int samples)
+{
+	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
+	double *ml = calloc(samples, sizeof(double)), *mu = calloc(samples, sizeof(double));
+	unsigned char *a;
+	int i;
+
+	if (!ml || !mu)
+		mu_die("calloc");
+	a = populate(len);
+	for (i = 0; i < samples; i++) {
+		double t0 = mu_now(), t1, t2;
+
+		if (mlock(a, len))
+			mu_die("mlock");
+		t1 = mu_now();
+		if (munlock(a, len))
+			mu_die("munlock");
+		t2 = mu_now();
+		ml[i] = (t1 - t0) * 1e9 / pages;
+		mu[i] = (t2 - t1) * 1e9 / pages;
+	}
+	mu_verify(a, len, 3, "bench");
+	munmap(a, len);
+	qsort(ml, samples, sizeof(double), cmp_double);
+	qsort(mu, samples, sizeof(double), cmp_double);
+	printf("RESULT bench=single mib=%ld samples=%d mlock_min=%.1f mlock_p10=%.1f mlock_median=%.1f munlock_min=%.1f munlock_p10=%.1f munlock_median=%.1f\n",
+	       mib, samples, ml[0], pct(ml, samples, 10), pct(ml, samples, 50), mu[0],
+	       pct(mu, samples, 10), pct(mu, samples, 50));
+	return 0;
+}
+
 /* ------------------------------------------------------------ ftrace count */
 
 static int tr_write(const char *file, const char *val)
@@ -374,8 +415,10 @@ int main(int argc, char **argv)
 			       argc == 5 ? (int)strtol(argv[4], NULL, 10) : 4);
 	if (argc == 4 && !strcmp(argv[1], "abfine"))
 		return mode_abfine(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "single"))
+		return mode_single(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10));
 	if (argc == 3 && !strcmp(argv[1], "locks"))
 		return mode_locks(strtol(argv[2], NULL, 10));
-	fprintf(stderr, "usage: munlock_bench ab MIB RUNS [CYCLES] | abfine MIB SAMPLES | locks MIB\n");
+	fprintf(stderr, "usage: munlock_bench ab MIB RUNS [CYCLES] | abfine MIB SAMPLES | single MIB SAMPLES | locks MIB\n");
 	return 2;
 }

@@ -27,9 +27,10 @@
  * until the sequence is over (mlockall(MCL_FUTURE) would lock them).
  *
  * Scenarios: anon onfault mlockall thp fork-cow fork-cow-thp shared-tmpfs
- *            shared-memfd shared-anon offlru cold mthp numa
+ *            shared-memfd shared-anon offlru cold mthp numa memcg
  * (mthp: 6.12's 64 KiB anonymous mTHP, switched on for the run; numa: needs
- * two nodes, e.g. numa=fake=2; both print "skip" where unavailable)
+ * two nodes, e.g. numa=fake=2; memcg: needs MUN_CG_A and MUN_CG_B, two
+ * fresh memory cgroup directories; all print "skip" where unavailable)
  * Exit status: 0 ok, 1 a syscall failed / data corrupted, 2 usage.
  */
 #include "munlock_util.h"
@@ -635,6 +636,81 @@ static void sc_numa(void)
 	cp("end");
 }
 
+/*
+ * Folios of two memory cgroups interleaved in one PTE table: a tmpfs file
+ * written by a child in group A (page cache charged to A), mapped
+ * MAP_PRIVATE by this process in group B, every other page COWed (anon,
+ * charged to B): the batched walk changes lruvec at every folio.  The
+ * groups come from the environment (MUN_CG_A, MUN_CG_B: cgroup directories,
+ * v1 or v2, created fresh by the test for each run).  (Per-memcg counters
+ * are not compared: memory.stat is flushed lazily, above a threshold.)
+ */
+static void cg_join(const char *dir)
+{
+	char path[256], pid[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (mu_write_file(path, pid))
+		mu_die("join %s", dir);
+}
+
+static void sc_memcg(const char *ga, const char *gb)
+{
+	static const char path[] = "/tmp/munlock_exact.memcg";
+	size_t len = 4 * MB, i;
+	unsigned char *a;
+	pid_t pid;
+	int fd, st;
+
+	unlink(path);
+	pid = fork();
+	if (pid < 0)
+		mu_die("fork");
+	if (pid == 0) {
+		static unsigned char buf[64 * 1024];
+
+		cg_join(ga);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd < 0)
+			mu_die("create %s", path);
+		for (i = 0; i < len; i += sizeof(buf)) {
+			size_t j;
+
+			for (j = 0; j < sizeof(buf); j += PG)
+				buf[j] = (unsigned char)(90 + (i + j) / PG);
+			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				mu_die("write %s", path);
+		}
+		close(fd);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		mu_die("memcg child failed");
+	cg_join(gb);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		mu_die("open %s", path);
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (a == MAP_FAILED)
+		mu_die("mmap %s", path);
+	close(fd);
+	read_all(a, len);
+	for (i = 0; i < len; i += 2 * PG)
+		a[i] = (unsigned char)(90 + i / PG);	/* COW: anon in group B */
+	cp("start");
+	xmlock(a, len);
+	cp("mlock-all");
+	xmunlock(a + MB + PG, MB);
+	cp("munlock-part");
+	xmunlock(a, len);
+	cp("munlock-all");
+	mu_verify(a, len, 90, "memcg");
+	munmap(a, len);
+	unlink(path);
+	cp("end");
+}
+
 int main(int argc, char **argv)
 {
 	mu_prog = "munlock_exact";
@@ -651,6 +727,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(scenario, "numa") && node_count() < 2) {
 		printf("RESULT exact scenario=%s run=%s skip needs 2 NUMA nodes (numa=fake=2)\n",
+		       scenario, runlabel);
+		return 0;
+	}
+	if (!strcmp(scenario, "memcg") && (!getenv("MUN_CG_A") || !getenv("MUN_CG_B"))) {
+		printf("RESULT exact scenario=%s run=%s skip MUN_CG_A/MUN_CG_B not set\n",
 		       scenario, runlabel);
 		return 0;
 	}
@@ -685,6 +766,8 @@ int main(int argc, char **argv)
 		sc_mthp();
 	else if (!strcmp(scenario, "numa"))
 		sc_numa();
+	else if (!strcmp(scenario, "memcg"))
+		sc_memcg(getenv("MUN_CG_A"), getenv("MUN_CG_B"));
 	else {
 		fprintf(stderr, "munlock_exact: unknown scenario '%s'\n", scenario);
 		return 2;
