@@ -124,7 +124,12 @@ style: $(TOOLS)/checkpatch.pl
 
 # sparse on every source (C=2) for each stock kernel: fails on any sparse or
 # compiler warning; log in build/<kver>.sparse.log.  SPARSE_FLAGS goes to
-# sparse (CF=), e.g. SPARSE_FLAGS=-Wno-context.
+# sparse (CF=).  -Wno-context by default: sparse cannot follow locks held
+# under a condition (the munlock batch's lruvec lock, pmd_trans_huge_lock(),
+# the memcg move_lock protocol) and reports the same "context imbalance" on
+# the stock mlock_pte_range(), mlock_pagevec() and folio_memcg_lock();
+# lockdep on the debug kernel checks those locks instead.
+SPARSE_FLAGS ?= -Wno-context
 # w1: the same with the compiler's W=1 warnings (log build/<kver>.w1.log).
 GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
 GATE_w1 = W=1

@@ -536,4 +536,11 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("lruopt developers");
 MODULE_DESCRIPTION("Livepatch: batched, pending-aware LRU drain, munlock walk and memcg page-stat lock");
 MODULE_VERSION(LRUOPT_VERSION);
+/*
+ * The module loader taints the kernel for a livepatch module before its init
+ * runs, so the PREEMPT_RT refusal in lruopt_check_kernel() would still leave
+ * TAINT_LIVEPATCH behind: on RT the module is not marked as a livepatch.
+ */
+#ifndef CONFIG_PREEMPT_RT
 MODULE_INFO(livepatch, "Y");
+#endif
