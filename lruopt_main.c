@@ -26,6 +26,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ctype.h>
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -36,6 +37,11 @@
 bool lruopt_enabled = true;
 module_param_named(enabled, lruopt_enabled, bool, 0444);
 MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (default 1)");
+
+static bool patch_memcg = true;
+module_param(patch_memcg, bool, 0444);
+MODULE_PARM_DESC(patch_memcg,
+		 "Put the memcg page-stat lock (6.1) in the livepatch (default 1); 0 leaves the kernel's own lock and its cost alone (see README)");
 
 static char *fault_target;
 module_param(fault_target, charp, 0444);
@@ -68,8 +74,9 @@ static char *lruopt_fault_name;
  * @max: largest accepted value
  * @res: where the value goes; untouched on error
  *
- * Accepts what kstrtouint() accepts (one optional trailing newline) and
- * rejects embedded NUL bytes, which kstrtouint() would silently stop at.
+ * Accepts decimal digits with one optional trailing newline, as
+ * kstrtouint() does, but not its leading '+', and rejects embedded NUL
+ * bytes, which kstrtouint() would silently stop at.
  *
  * Return: 0 or -EINVAL.
  */
@@ -78,7 +85,9 @@ int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
 {
 	unsigned int v;
 
-	if (strnlen(buf, count) != count || kstrtouint(buf, 10, &v))
+	/* digits first: kstrtouint() would also take a leading '+' */
+	if (!isdigit(buf[0]) || strnlen(buf, count) != count ||
+	    kstrtouint(buf, 10, &v))
 		return -EINVAL;
 	if (v < min || v > max)
 		return -EINVAL;
@@ -478,6 +487,11 @@ static int __init lruopt_init(void)
 	ret = lruopt_check_kernel();
 	if (ret)
 		return ret;
+	/* Left out on request: then it looks like a kernel without it. */
+	if (!patch_memcg) {
+		lruopt_memcg_feature.supported = false;
+		lruopt_memcg_feature.enabled = false;
+	}
 
 	lruopt_kobj = kobject_create_and_add("lruopt", kernel_kobj);
 	if (!lruopt_kobj)
@@ -500,9 +514,11 @@ static int __init lruopt_init(void)
 		       ret);
 		goto err_patch;
 	}
-	if (!lruopt_memcg_feature.supported)
+	if (!LRUOPT_HAVE_MEMCG_MOVE)
 		pr_info("memcg: not applicable on this kernel: %s\n",
 			LRUOPT_MEMCG_WHY);
+	else if (!patch_memcg)
+		pr_info("memcg: left out of the patch (patch_memcg=0)\n");
 	pr_info("loaded %s for %s (%s line); patching started\n",
 		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
 	return 0;

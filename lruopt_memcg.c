@@ -25,17 +25,17 @@
  * argument stock makes for moving_account, one level up.
  *
  * Livepatch consistency: during a transition a task can lock with one
- * version and unlock with the other.  On Debian's 6.1 build that mix is even
- * permanent: lock_page_memcg() has folio_memcg_lock() inlined (so the rmap
- * callers keep running the stock lock; measured with bpftrace: 915k
- * lock_page_memcg vs 119k folio_memcg_lock calls), while unlock_page_memcg()
- * calls folio_memcg_unlock() out of line and so reaches this replacement.
- * Both versions share one protocol, unchanged from stock: rcu_read_lock() is
- * always taken; move_lock is taken only on the slow path and then
- * move_lock_task = current and move_lock_flags are recorded; unlock releases
- * move_lock iff move_lock_task == current, then drops RCU.  The new lock
- * takes move_lock in exactly the cases stock does (moving_account > 0 implies
- * mc.moving_task != NULL), so any mix of old and new lock/unlock is balanced.
+ * version and unlock with the other (and on Debian's 6.1 build some callers,
+ * e.g. mem_cgroup_move_account(), reach the stock lock through the compiler
+ * clone folio_memcg_lock.part.0 even after the transition).  Both versions
+ * share one protocol, unchanged from stock: rcu_read_lock() is always taken;
+ * move_lock is taken only on the slow path and then move_lock_task = current
+ * and move_lock_flags are recorded; unlock releases move_lock iff
+ * move_lock_task == current, then drops RCU.  The new lock takes move_lock
+ * in exactly the cases stock does (moving_account > 0 implies
+ * mc.moving_task != NULL), so any mix of old and new lock/unlock is
+ * balanced: old lock + new unlock and new lock + old unlock each see the
+ * same move_lock_task state that the same-version pair would.
  *
  * Debian's 6.12 has no charge moving (CONFIG_MEMCG_V1=n, folio_memcg_lock()
  * is an empty inline): there the feature reports supported=0.
@@ -150,6 +150,23 @@ static void lruopt_folio_memcg_unlock(struct folio *folio)
 	rcu_read_unlock();
 }
 
+/*
+ * The page wrappers must be replaced too: Debian's 6.1 build inlines
+ * folio_memcg_lock() into lock_page_memcg() (via folio_memcg_lock.part.0,
+ * a compiler clone livepatch must not target), so the rmap callers
+ * (page_add_file_rmap(), page_remove_rmap(), ...), which are most of the
+ * calls, would otherwise never reach the replacement.
+ */
+static void lruopt_lock_page_memcg(struct page *page)
+{
+	lruopt_folio_memcg_lock(page_folio(page));
+}
+
+static void lruopt_unlock_page_memcg(struct page *page)
+{
+	lruopt_folio_memcg_unlock(page_folio(page));
+}
+
 static const struct klp_func memcg_funcs[] = {
 	{
 		.old_name = "folio_memcg_lock",
@@ -158,6 +175,14 @@ static const struct klp_func memcg_funcs[] = {
 	{
 		.old_name = "folio_memcg_unlock",
 		.new_func = lruopt_folio_memcg_unlock,
+	},
+	{
+		.old_name = "lock_page_memcg",
+		.new_func = lruopt_lock_page_memcg,
+	},
+	{
+		.old_name = "unlock_page_memcg",
+		.new_func = lruopt_unlock_page_memcg,
 	},
 	{ }
 };

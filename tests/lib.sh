@@ -464,7 +464,8 @@ expected_targets() {
 	case $(kernel_short) in
 	6.1)
 		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" \
-			"folio_memcg_lock memcg" "folio_memcg_unlock memcg" ;;
+			"folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
+			"lock_page_memcg memcg" "unlock_page_memcg memcg" ;;
 	6.12)
 		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" ;;
 	*)
