@@ -377,6 +377,32 @@ static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
 	return ret;
 }
 
+/*
+ * Does any online CPU hold batched folios?  The nothing-pending call (the
+ * common one: compaction, MADV_COLLAPSE, memfd seals on an idle system)
+ * is answered here with no shared-cacheline write and no clock read, so it
+ * costs less than stock, which takes a global mutex and bumps a global
+ * generation before the same per-cpu peeks.
+ */
+static bool drain_any_pending(void)
+{
+	int cpu;
+
+	/*
+	 * (A'): as (A) in drain_all(): orders the caller's earlier accesses
+	 * (the batch stores it made, or the synchronisation through which it
+	 * learnt of another CPU's batch stores) before the per-cpu peeks.  A
+	 * CPU whose batch count we read as 0 had, at that point, nothing
+	 * batched that the caller could depend on; stock's smp_mb() before
+	 * its own peeks makes the same and no stronger promise.
+	 */
+	smp_mb();
+	for_each_online_cpu(cpu)
+		if (lruopt_cpu_needs_drain(cpu))
+			return true;
+	return false;
+}
+
 /**
  * lruopt_lru_add_drain_all - replacement for lru_add_drain_all()
  *
@@ -388,7 +414,8 @@ static void lruopt_lru_add_drain_all(void)
 	enum drain_result res;
 	struct drain_caller *c;
 	unsigned int coalesce_us;
-	u64 t0, t1;
+	u64 t0 = 0, t1;
+	bool hint;
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
 	if (!lruopt_active(&lruopt_drain_feature))
@@ -397,19 +424,35 @@ static void lruopt_lru_add_drain_all(void)
 	if (unlikely(!READ_ONCE(mm_percpu_wq)))
 		goto fallback;
 
-	t0 = ktime_get_ns();
 	c = drain_caller_get((unsigned long)__builtin_return_address(0));
 	atomic64_inc(&c->calls);
+	hint = c->class == DC_HINT;
 
-	coalesce_us = READ_ONCE(drain_coalesce_us);
-	if (c->class == DC_HINT && coalesce_us &&
-	    t0 - READ_ONCE(drain_last_full_ns) < (u64)coalesce_us * NSEC_PER_USEC) {
-		lruopt_count(&drain_stats, DS_COALESCED, 1);
-		atomic64_inc(&c->coalesced);
+	/* The clock is read only when coalescing can use it. */
+	coalesce_us = hint ? READ_ONCE(drain_coalesce_us) : 0;
+	if (coalesce_us) {
+		t0 = ktime_get_ns();
+		if (t0 - READ_ONCE(drain_last_full_ns) <
+		    (u64)coalesce_us * NSEC_PER_USEC) {
+			lruopt_count(&drain_stats, DS_COALESCED, 1);
+			atomic64_inc(&c->coalesced);
+			return;
+		}
+	}
+
+	if (!drain_any_pending()) {
+		/* A complete drain that had nothing to do: no wait to add. */
+		lruopt_count(&drain_stats, DS_SKIPPED_EMPTY,
+			     num_online_cpus() - 1);
+		lruopt_count(&drain_stats, DS_FULL, 1);
+		if (coalesce_us)
+			WRITE_ONCE(drain_last_full_ns, t0);
 		return;
 	}
 
-	res = drain_all(c, c->class == DC_HINT);
+	if (!coalesce_us)
+		t0 = ktime_get_ns();
+	res = drain_all(c, hint);
 	if (res == DRAIN_NOMEM)
 		goto fallback;
 
@@ -490,10 +533,18 @@ static ssize_t skip_cpus_store(struct kobject *kobj,
 			       struct kobj_attribute *attr,
 			       const char *buf, size_t count)
 {
+	size_t n = count;
 	cpumask_var_t new;
 	int ret;
 
-	if (strnlen(buf, count) != count)
+	/*
+	 * Only list characters and one final newline: cpulist_parse() would
+	 * also skip blanks and stop at a NUL, and a knob should have one
+	 * spelling per value.  "" (or a lone newline) is the empty set.
+	 */
+	if (buf[n - 1] == '\n')	/* sysfs never calls with count 0 */
+		n--;
+	if (strspn(buf, "0123456789,-:/") != n)
 		return -EINVAL;
 	if (!zalloc_cpumask_var(&new, GFP_KERNEL))
 		return -ENOMEM;
