@@ -5,6 +5,7 @@
 #   make                      build lruopt.ko for the running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
 #   make check                the test suite: both stock kernels, in QEMU
+#   make stress               only the stress boot (100 cycles under load)
 #   make demo                 the A/B benchmark: both stock kernels, in QEMU
 #   make deps                 install the Debian packages the above need
 #   make style                checkpatch --strict on the module sources
@@ -51,7 +52,7 @@ ifneq ($(UTS_VERSION),)
 BTF_SRC += --uts-version "$(UTS_VERSION)"
 endif
 
-.PHONY: all module check check-bpf demo deps clean style sparse help
+.PHONY: all module check check-bpf stress demo deps clean style sparse help
 
 all: module
 ifeq ($(KVER),$(RUNNING))
@@ -84,6 +85,12 @@ check: deps
 # loaded host in 2 of about 8 runs (6.1 and 6.12), see README.
 check-bpf: deps
 	LRUOPT_SUITES=bpf scripts/check
+
+# Only the stress boot (also part of make check); STRESS_CYCLES=N changes
+# the number of load/toggle/unload cycles (default 100).
+stress: deps
+	LRUOPT_SUITES=stress scripts/check \
+		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
 
 demo:
 	scripts/demo
