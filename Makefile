@@ -137,12 +137,14 @@ style: $(TOOLS)/checkpatch.pl
 
 # sparse on every source (C=2) for each stock kernel: fails on any sparse or
 # compiler warning; log in build/<kver>.sparse.log.  SPARSE_FLAGS goes to
-# sparse (CF=).  -Wno-context by default: sparse cannot follow locks held
-# under a condition (the munlock batch's lruvec lock, pmd_trans_huge_lock(),
-# the memcg move_lock protocol) and reports the same "context imbalance" on
-# the stock mlock_pte_range(), mlock_pagevec() and folio_memcg_lock();
-# lockdep on the debug kernel checks those locks instead.
-SPARSE_FLAGS ?= -Wno-context
+# sparse (CF=).  Context (lock) tracking stays on: the "context imbalance"
+# warnings of the functions listed in scripts/sparse-context.allow, which
+# hold a lock under a condition sparse cannot follow (as the stock
+# mlock_pte_range() and folio_memcg_lock() do), are counted and shown as
+# known; any other one fails.
+SPARSE_FLAGS ?=
+SPARSE_ALLOW = $(shell sed -n 's/^\([a-z_0-9]\+\) .*/\1/p' scripts/sparse-context.allow)
+SPARSE_ALLOW_RE = context imbalance in '($(subst $(eval) ,|,$(strip $(SPARSE_ALLOW))))'
 # w1: the same with the compiler's W=1 warnings (log build/<kver>.w1.log).
 GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
 GATE_w1 = W=1
@@ -154,10 +156,14 @@ sparse w1: | build
 			>$$log 2>&1; then \
 			echo "$@: $$k: build failed, see $$log" >&2; bad=1; \
 		fi; \
-		w=$$(grep -E '(warning|error):' $$log | \
+		all=$$(grep -E '(warning|error):' $$log | \
 			sed "s#$(CURDIR)/build/$$k/##" | sort -u); \
+		known=$$(printf '%s\n' "$$all" | grep -E "$(SPARSE_ALLOW_RE)"); \
+		w=$$(printf '%s\n' "$$all" | grep -vE "$(SPARSE_ALLOW_RE)" | grep .); \
 		if [ -n "$$w" ]; then echo "$$w"; bad=1; fi; \
-		echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)"; \
+		echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)$$( \
+			n=$$(printf '%s' "$$known" | grep -c .); \
+			[ $$n = 0 ] || echo ", $$n known conditional-lock context warning(s): scripts/sparse-context.allow")"; \
 	done; exit $$bad
 
 build:

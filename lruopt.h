@@ -85,6 +85,32 @@ static inline void lruopt_count_max(struct lruopt_counters *c, unsigned int i,
 
 int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
 		      unsigned int max, unsigned int *res);
+
+/**
+ * struct lruopt_uint_attr - a bounded unsigned knob in sysfs
+ * @kattr: the attribute; show/store are lruopt_uint_show/lruopt_uint_store
+ * @val: the knob; hot paths read it with READ_ONCE()
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ */
+struct lruopt_uint_attr {
+	struct kobj_attribute kattr;
+	unsigned int *val;
+	unsigned int min, max;
+};
+
+ssize_t lruopt_uint_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf);
+ssize_t lruopt_uint_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count);
+
+/* Define <name>_attr, a 0644 knob bound to @var, accepting @lo..@hi. */
+#define LRUOPT_UINT_ATTR(name, var, lo, hi)				\
+	struct lruopt_uint_attr name##_attr = {				\
+		.kattr = __ATTR(name, 0644, lruopt_uint_show,		\
+				lruopt_uint_store),			\
+		.val = &(var), .min = (lo), .max = (hi),		\
+	}
 int lruopt_parse_bool(const char *buf, size_t count, bool *res);
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
 

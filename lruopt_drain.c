@@ -474,41 +474,9 @@ stock:
 
 /* ------------------------------------------------------------- sysfs */
 
-static ssize_t timeout_us_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(drain_timeout_us));
-}
-
-static ssize_t timeout_us_store(struct kobject *kobj,
-				struct kobj_attribute *attr,
-				const char *buf, size_t count)
-{
-	unsigned int v;
-
-	if (lruopt_parse_uint(buf, count, 0, DRAIN_TIMEOUT_MAX_US, &v))
-		return -EINVAL;
-	WRITE_ONCE(drain_timeout_us, v);
-	return count;
-}
-
-static ssize_t coalesce_us_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(drain_coalesce_us));
-}
-
-static ssize_t coalesce_us_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	unsigned int v;
-
-	if (lruopt_parse_uint(buf, count, 0, DRAIN_COALESCE_MAX_US, &v))
-		return -EINVAL;
-	WRITE_ONCE(drain_coalesce_us, v);
-	return count;
-}
+static LRUOPT_UINT_ATTR(timeout_us, drain_timeout_us, 0, DRAIN_TIMEOUT_MAX_US);
+static LRUOPT_UINT_ATTR(coalesce_us, drain_coalesce_us, 0,
+			DRAIN_COALESCE_MAX_US);
 
 static ssize_t skip_isolated_show(struct kobject *kobj,
 				  struct kobj_attribute *attr, char *buf)
@@ -599,16 +567,14 @@ static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len;
 }
 
-static struct kobj_attribute timeout_us_attr = __ATTR_RW_MODE(timeout_us, 0644);
-static struct kobj_attribute coalesce_us_attr = __ATTR_RW_MODE(coalesce_us, 0644);
 static struct kobj_attribute skip_cpus_attr = __ATTR_RW_MODE(skip_cpus, 0644);
 static struct kobj_attribute skip_isolated_attr =
 	__ATTR_RW_MODE(skip_isolated, 0644);
 static struct kobj_attribute callers_attr = __ATTR_RO(callers);
 
 static struct attribute *drain_attrs[] = {
-	&timeout_us_attr.attr,
-	&coalesce_us_attr.attr,
+	&timeout_us_attr.kattr.attr,
+	&coalesce_us_attr.kattr.attr,
 	&skip_cpus_attr.attr,
 	&skip_isolated_attr.attr,
 	&callers_attr.attr,

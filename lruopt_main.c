@@ -96,6 +96,48 @@ int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,
 }
 
 /**
+ * lruopt_uint_show - show method of a struct lruopt_uint_attr knob
+ * @kobj: the knob's directory
+ * @attr: the knob's kobj_attribute, embedded in its lruopt_uint_attr
+ * @buf: the sysfs page
+ *
+ * Return: the number of bytes written to @buf.
+ */
+ssize_t lruopt_uint_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct lruopt_uint_attr *ua =
+		container_of(attr, struct lruopt_uint_attr, kattr);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*ua->val));
+}
+
+/**
+ * lruopt_uint_store - store method of a struct lruopt_uint_attr knob
+ * @kobj: the knob's directory
+ * @attr: the knob's kobj_attribute, embedded in its lruopt_uint_attr
+ * @buf: the written bytes
+ * @count: number of bytes written
+ *
+ * Takes the value only if lruopt_parse_uint() accepts it within the knob's
+ * bounds; otherwise the knob keeps its value.
+ *
+ * Return: @count or -EINVAL.
+ */
+ssize_t lruopt_uint_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	struct lruopt_uint_attr *ua =
+		container_of(attr, struct lruopt_uint_attr, kattr);
+	unsigned int v;
+
+	if (lruopt_parse_uint(buf, count, ua->min, ua->max, &v))
+		return -EINVAL;
+	WRITE_ONCE(*ua->val, v);
+	return count;
+}
+
+/**
  * lruopt_parse_bool - parse a 0|1 sysfs write strictly
  * @buf: the written bytes
  * @count: number of bytes written

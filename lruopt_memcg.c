@@ -109,6 +109,7 @@ again:
  * Same contract and same lock state as stock; see the file comment.
  */
 static void lruopt_folio_memcg_lock(struct folio *folio)
+	__acquires(RCU)
 {
 	struct mem_cgroup *memcg;
 
@@ -137,6 +138,7 @@ static void lruopt_folio_memcg_lock(struct folio *folio)
  * Releases move_lock iff this task holds it, whichever version took it.
  */
 static void lruopt_folio_memcg_unlock(struct folio *folio)
+	__releases(RCU)
 {
 	struct mem_cgroup *memcg = folio_memcg(folio);
 
@@ -158,11 +160,13 @@ static void lruopt_folio_memcg_unlock(struct folio *folio)
  * calls, would otherwise never reach the replacement.
  */
 static void lruopt_lock_page_memcg(struct page *page)
+	__acquires(RCU)
 {
 	lruopt_folio_memcg_lock(page_folio(page));
 }
 
 static void lruopt_unlock_page_memcg(struct page *page)
+	__releases(RCU)
 {
 	lruopt_folio_memcg_unlock(page_folio(page));
 }

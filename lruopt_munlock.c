@@ -325,27 +325,10 @@ out:
 	return 0;
 }
 
-static ssize_t batch_show(struct kobject *kobj, struct kobj_attribute *attr,
-			  char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(munlock_batch));
-}
-
-static ssize_t batch_store(struct kobject *kobj, struct kobj_attribute *attr,
-			   const char *buf, size_t count)
-{
-	unsigned int v;
-
-	if (lruopt_parse_uint(buf, count, 1, MUNLOCK_BATCH_MAX, &v))
-		return -EINVAL;
-	WRITE_ONCE(munlock_batch, v);
-	return count;
-}
-
-static struct kobj_attribute batch_attr = __ATTR_RW_MODE(batch, 0644);
+static LRUOPT_UINT_ATTR(batch, munlock_batch, 1, MUNLOCK_BATCH_MAX);
 
 static struct attribute *munlock_attrs[] = {
-	&batch_attr.attr,
+	&batch_attr.kattr.attr,
 	NULL,
 };
 
