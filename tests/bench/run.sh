@@ -10,7 +10,7 @@
 #   --rounds N        measured rounds (default 4, each order once; --quick: 2)
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh)
-#   --configs SET     subset of ABC to run (default ABC)
+#   --configs SET     subset of ABCD to run (default ABC)
 #   --ko PATH         the module (default $LRUOPT_KO or /lruopt.ko)
 #   --workdir DIR     scratch directory (default /tmp/lruopt-bench)
 #   --no-warmup       skip the unmeasured warm-up run of each workload
@@ -24,9 +24,13 @@
 #      "tune" settings, restored after the run)
 #   C  lruopt loaded, /sys/kernel/lruopt/enabled=0 (cost of being loaded:
 #      the livepatch redirection and the switch checks)
-# Each round runs every configuration once, in one of the orders ABC, CBA,
-# BCA, ACB (round r uses the ((r-1) mod 4)-th), so each round needs at most one
-# load and one unload; the workload order rotates by one per round.
+#   D  lruopt loaded with patch_memcg=0, enabled=1 (6.1: the memcg lock is
+#      left to the kernel; on 6.12 the same as B without the tune settings)
+# Each round runs every selected configuration once, in one of the orders
+# ABCD, DCBA, BDAC, CADB (round r uses the ((r-1) mod 4)-th, restricted to
+# the selection: ABC, CBA, BAC, CAB by default), so each round with A, B, C
+# needs at most one load and one unload (D costs one more of each); the
+# workload order rotates by one per round.
 #
 # Console output (one line each; scripts/bench-report parses them):
 #   BENCH-META key=value...                      once, at the start
@@ -61,7 +65,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
 case $ROUNDS in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds '$ROUNDS'" >&2; exit 2 ;; esac
-case $CONFIGS in '' | *[!ABC]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
+case $CONFIGS in '' | *[!ABCD]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
 
 mkdir -p "$WORKDIR" || exit 2
 WORKDIR=$(cd "$WORKDIR" && pwd)
@@ -92,18 +96,22 @@ info() { echo "BENCH-INFO $*"; }
 goto_config() {
 	local out
 	[ "$STATE" = "$1" ] && return 0
+	# D loads with different module parameters: B/C <-> D goes through A
+	case $STATE$1 in [BC]D | D[BC]) goto_config A || return 1 ;; esac
 	case $1 in
 	A)
 		out=$(unload_lruopt 2>&1) || { echo "$out" >&2; return 1; }
 		info "action=unload $(echo "$out" | sed -n 's/.*unloaded in \([0-9.]*\)s.*/secs=\1/p')"
 		;;
-	B | C)
+	B | C | D)
 		if [ "$STATE" = A ]; then
-			out=$(load_lruopt 2>&1) || { echo "$out" >&2; return 1; }
+			# shellcheck disable=SC2046
+			out=$(load_lruopt $([ "$1" = D ] && echo patch_memcg=0) 2>&1) ||
+				{ echo "$out" >&2; return 1; }
 			# load_lruopt ran in a subshell: take the time from its message
 			info "action=load $(echo "$out" | sed -n 's/.*transition \([0-9.]*\)s, total \([0-9.]*\)s.*/transition_secs=\1 secs=\2/p')"
 		fi
-		write_quiet "$LO/enabled" "$([ "$1" = B ] && echo 1 || echo 0)" ||
+		write_quiet "$LO/enabled" "$([ "$1" = C ] && echo 0 || echo 1)" ||
 			{ echo "cannot write $LO/enabled" >&2; return 1; }
 		;;
 	esac
@@ -245,7 +253,7 @@ fi
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	case $(((r - 1) % 4)) in
-	0) order=ABC ;; 1) order=CBA ;; 2) order=BCA ;; 3) order=ACB ;;
+	0) order=ABCD ;; 1) order=DCBA ;; 2) order=BDAC ;; 3) order=CADB ;;
 	esac
 	# keep only the configured configurations, in this round's order
 	order=$(echo "$order" | tr -cd "$CONFIGS")

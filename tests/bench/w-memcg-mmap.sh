@@ -6,12 +6,10 @@
 # twice MAP_SHARED, the first mapping mlocked, the second read-faulted page
 # by page and dropped with MADV_DONTNEED, 30 (--quick 10) passes.  Per page
 # and pass page_add_file_rmap() + page_remove_rmap(), which take
-# lock_page_memcg().  Metric: time per page and pass.  Note: on 6.1
-# lock_page_memcg() evidently has the stock folio_memcg_lock() inlined:
-# lruopt's memcg/stats/fast stays 0 during this loop: the memcg feature is
-# not exercised here (the only lruopt code in a run is the one mlock and
-# munlock of the first mapping); w-memcg-dirty covers a path that does reach
-# the replaced function.
+# lock_page_memcg(), which lruopt replaces (memcg/stats/fast counts every
+# one).  Metric: time per page and pass.  This is where the ftrace cost of
+# replacing a per-page function shows: compare B and C with A, and D
+# (patch_memcg=0) for the rest of lruopt without it.
 . "$(dirname "$0")/bench-lib.sh"
 
 CG_ROOT=$BENCH_WORKDIR/memcg-v1
