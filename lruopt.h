@@ -111,6 +111,7 @@ ssize_t lruopt_uint_store(struct kobject *kobj, struct kobj_attribute *attr,
 				lruopt_uint_store),			\
 		.val = &(var), .min = (lo), .max = (hi),		\
 	}
+
 int lruopt_parse_bool(const char *buf, size_t count, bool *res);
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
 

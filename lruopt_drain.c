@@ -128,6 +128,8 @@ enum drain_class { DC_STRICT, DC_HINT };
  * One entry per call site, found by the return address.  A slot is claimed
  * with cmpxchg() on @ip and published by the release store of @ready; a
  * reader that sees the ip but not yet ready treats the call as strict.
+ * Cache-line aligned: @ip to @sym (read by every lookup) fill the first
+ * line, the counters (written by every call from that site) the second.
  */
 struct drain_caller {
 	unsigned long ip;
@@ -136,7 +138,9 @@ struct drain_caller {
 	char sym[DRAIN_SYM_LEN];
 	atomic64_t calls, queued, inlined, skipped, timed_out, coalesced;
 	atomic64_t wait_total, wait_max;
-};
+} ____cacheline_aligned_in_smp;
+
+static_assert(offsetof(struct drain_caller, calls) == SMP_CACHE_BYTES);
 
 static struct drain_caller drain_callers[DRAIN_MAX_CALLERS];
 static struct drain_caller drain_caller_other = {
@@ -380,9 +384,10 @@ static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
 /*
  * Does any online CPU hold batched folios?  The nothing-pending call (the
  * common one: compaction, MADV_COLLAPSE, memfd seals on an idle system)
- * is answered here with no shared-cacheline write and no clock read, so it
- * costs less than stock, which takes a global mutex and bumps a global
- * generation before the same per-cpu peeks.
+ * is answered here with no lock, no global generation bump and no clock
+ * read, where stock takes a global mutex and bumps a global generation
+ * before the same per-cpu peeks.  Its only shared write is the caller
+ * entry's call count (one cache line per call site).
  */
 static bool drain_any_pending(void)
 {
@@ -506,13 +511,14 @@ static ssize_t skip_cpus_store(struct kobject *kobj,
 	int ret;
 
 	/*
-	 * Only list characters and one final newline: cpulist_parse() would
-	 * also skip blanks and stop at a NUL, and a knob should have one
-	 * spelling per value.  "" (or a lone newline) is the empty set.
+	 * Only list characters ("N" is the last CPU) and one final newline:
+	 * cpulist_parse() would also skip blanks and stop at a NUL, which
+	 * would let garbage through as a shorter list.  "" (or a lone
+	 * newline) is the empty set.
 	 */
 	if (buf[n - 1] == '\n')	/* sysfs never calls with count 0 */
 		n--;
-	if (strspn(buf, "0123456789,-:/") != n)
+	if (strspn(buf, "0123456789,-:/N") != n)
 		return -EINVAL;
 	if (!zalloc_cpumask_var(&new, GFP_KERNEL))
 		return -ENOMEM;

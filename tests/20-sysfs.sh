@@ -46,8 +46,8 @@ bad_inputs() {
 		expect_write_fails "$f" "$v"
 		expect_write_fails -n "$f" "$v"
 	done
-	# 4096 bytes is the most sysfs passes to a store method; with a newline
-	# (4097) kernfs itself refuses with E2BIG, so test 4095+newline instead.
+	# 4096 bytes is the most kernfs passes to a store method (a longer
+	# write reaches it cut to one page), so test 4096 and 4095+newline.
 	expect_write_fails "$f" "$long"
 	expect_write_fails -n "$f" "$long4095"
 	expect_nonroot_write_fails "$f" 0

@@ -11,3 +11,19 @@ taint=$(cat /proc/sys/kernel/tainted)
 assert_eq "kernel taint has no bits beyond O/E/K (tainted=$taint)" 0 $(( taint & ~(4096 | 8192 | 32768) ))
 check "Mlocked in /proc/meminfo is back to 0" wait_mlocked_zero 10
 assert_eq "no workload process left" "" "$(pidof mlockloop faultloop mlockhold)"
+
+# On a kernel with kmemleak (the debug kernel, README): a scan after the
+# whole run must find no unreferenced object allocated by lruopt.  kmemleak
+# only reports objects that stayed unreferenced over two scans.
+KML=/sys/kernel/debug/kmemleak
+[ -e "$KML" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w "$KML" ]; then
+	echo scan >"$KML"
+	sleep 5
+	echo scan >"$KML"
+	n=$(grep -c '^unreferenced object' "$KML")
+	lr=$(awk '/^unreferenced object/ { obj = $0; hit = 0 } /lruopt/ && !hit { print obj; hit = 1 }' "$KML")
+	diag "kmemleak: $n unreferenced object(s) in all"
+	check "kmemleak: no leaked object allocated by lruopt" test -z "$lr"
+	[ -z "$lr" ] || diag "$(grep -A 20 -F "$(echo "$lr" | head -1)" "$KML" | head -30)"
+fi

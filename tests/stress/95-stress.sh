@@ -15,7 +15,7 @@
 # mapped_file/dirty/writeback back to 0, free memory (MemFree plus the
 # per-cpu free lists) after teardown within 1 % of the baseline taken after
 # a warm-up round (no leaked pages), and a clean kernel log.
-# lruopt-timeout: 3000
+# lruopt-timeout: 1650
 . /tests/lib.sh
 . /tests/lib-drain.sh
 . /tests/lib-memcg.sh
@@ -85,9 +85,9 @@ mkdir -p "$MCG_FS/storm"
 
 check "mlockloop + faultloop started" start_workload "$DUR" || exit 1
 
-# bg NAME CMD...: run CMD in a loop until $STOP exists, a failing round is
-# recorded in $ERR.  Each loop's pid is registered for run-all.sh.
-bg() {
+# bg_loop NAME CMD...: run CMD in a loop until $STOP exists, a failing
+# round is recorded in $ERR.  Each loop's pid is registered for run-all.sh.
+bg_loop() {
 	local name=$1
 	shift
 	(
@@ -117,9 +117,9 @@ hog_round() {
 	rthog 1 1 50 256 >/dev/null || return 1
 	sleep 3
 }
-bg storm storm_round
-bg compact compact_round
-[ "$NCPU" -ge 2 ] && bg hog hog_round
+bg_loop storm storm_round
+bg_loop compact compact_round
+[ "$NCPU" -ge 2 ] && bg_loop hog hog_round
 
 if [ "$MEMCG" = 1 ]; then
 	mcg_setup() { memcg_v1_mount && memcg_mkgroups; }
@@ -141,7 +141,7 @@ knob_write() {
 	   [ "$(readval "$LO/memcg/supported")" = 1 ] || v=0 ;;
 	4) f=$LO/drain/timeout_us v=$(pick 0 200 2000 100000) ;;
 	5) f=$LO/drain/coalesce_us v=$(pick 0 1000 20000) ;;
-	6) f=$LO/drain/skip_cpus v=$(pick "" 1 1-2 "$((NCPU - 1))") ;;
+	6) f=$LO/drain/skip_cpus v=$(pick "" "$((NCPU - 1))" "0-$((NCPU - 1))" N) ;;
 	7) f=$LO/drain/skip_isolated v=$(pick 0 1) ;;
 	8) f=$LO/munlock/batch v=$(pick 1 15 64 256 512) ;;
 	9) f=$LO/$(pick drain munlock memcg)/stats/reset v=0 ;;
@@ -157,8 +157,10 @@ knob_write() {
 
 one_cycle() {
 	local params="" k n
-	# 6.1: one load in four leaves memcg out of the patch.
+	# One load in four leaves memcg out of the patch (6.1), one in four
+	# starts with the master switch off (both: stock paths until switched).
 	[ "$MEMCG" = 1 ] && [ "$(rnd 4)" = 0 ] && params=patch_memcg=0
+	[ "$(rnd 4)" = 0 ] && params="$params enabled=0"
 	load_lruopt $params || return 1
 	echo "$TRANSITION_SECS" >>/tmp/stress.loads
 	for k in enabled drain/enabled munlock/enabled; do
@@ -170,6 +172,9 @@ one_cycle() {
 		[ "$(rnd 3)" = 0 ] && sleep 0.$(rnd 3)
 		n=$((n - 1))
 	done
+	# What the replacements did in this cycle (the counters go with rmmod):
+	# summed over the run, each must be > 0, or the patch never ran.
+	echo "$(readval "$LO/drain/stats/calls") $(readval "$LO/drain/stats/stock") $(readval "$LO/munlock/stats/pages") $(readval "$LO/munlock/stats/stock_walks") $(($(readval "$LO/memcg/stats/fast") + $(readval "$LO/memcg/stats/slow")))" >>/tmp/stress.work
 	unload_lruopt || return 1
 	echo "$UNLOAD_SECS" >>/tmp/stress.unloads
 	workload_running || { echo "mlockloop/faultloop died during this cycle"; return 1; }
@@ -181,7 +186,7 @@ one_cycle() {
 }
 
 KNOB_WRITES=0
-rm -f /tmp/stress.loads /tmp/stress.unloads
+rm -f /tmp/stress.loads /tmp/stress.unloads /tmp/stress.work
 t0=$(now)
 i=1
 ok=0
@@ -199,6 +204,15 @@ done
 assert_eq "all $CYCLES load/patch/toggle/unpatch/unload cycles completed" "$CYCLES" "$ok"
 slow_load=$(sort -n /tmp/stress.loads 2>/dev/null | tail -1)
 slow_unload=$(sort -n /tmp/stress.unloads 2>/dev/null | tail -1)
+# columns: drain calls, of them stock, munlock pages, stock walks, memcg fast+slow
+work=$(awk '{ for (i = 1; i <= NF; i++) s[i] += $i } END { printf "%d %d %d %d %d", s[1], s[2], s[3], s[4], s[5] }' /tmp/stress.work 2>/dev/null)
+set -- $work
+diag "replacements ran: drain $1 calls ($2 on the stock path), munlock $3 pages batched ($4 stock walks), memcg $5 lock calls"
+check "the drain replacement ran (calls $1 > stock path $2)" test "${1:-0}" -gt "${2:-0}"
+check "the batched munlock walk ran ($3 pages)" test "${3:-0}" -gt 0
+if [ "$MEMCG" = 1 ]; then
+	check "the memcg lock replacement ran ($5 fast+slow)" test "${5:-0}" -gt 0
+fi
 diag "transitions: $(grep -c . /tmp/stress.loads 2>/dev/null) patch, slowest ${slow_load:-?}s; $(grep -c . /tmp/stress.unloads 2>/dev/null) unpatch, slowest ${slow_unload:-?}s; $(elapsed_since "$t0")s in all"
 
 # ---- stop everything and check the workloads' verdicts
