@@ -5,7 +5,7 @@
 # which scripts/vmrun and scripts/check look for.
 #
 # A test file may set its own time limit with a line "# lruopt-timeout: SEC"
-# (default 300 s, doubled on single-threaded TCG).  A file that is killed,
+# (default 300 s, doubled on single-threaded TCG, times LRUOPT_TIMEOUT_SCALE).  A file that is killed,
 # exits non-zero without having reported a failure, or reports nothing at all
 # is counted as one extra failure, so a broken test can never look green.
 cd "$(dirname "$0")" || exit 1
@@ -42,6 +42,9 @@ for t in /tests/[0-9][0-9]-*.sh; do
 	limit=$(sed -n 's/^# lruopt-timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -1)
 	limit=${limit:-300}
 	[ "$SLOW" = 1 ] && limit=$((limit * 2))
+	# lruopt.timeout_scale=N on the kernel command line (e.g. a KASAN and
+	# lockdep kernel, many times slower) multiplies every limit.
+	limit=$((limit * ${LRUOPT_TIMEOUT_SCALE:-1}))
 
 	echo 0 >"$TAP_DIR/file_count"
 	echo 0 >"$TAP_DIR/file_fail"
