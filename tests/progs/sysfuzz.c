@@ -45,6 +45,7 @@ static const char *root = "/sys/kernel/lruopt";
 static const char *file;
 static char watch[512];		/* the file whose value must stay unchanged */
 static int monotonic;		/* reset: the watched counter may only grow */
+static int empty_ok;		/* cpulist: a lone newline is the empty set */
 static long tried, failures, reads;
 
 struct input {
@@ -235,8 +236,8 @@ static void add_fill(const char *name, char c, size_t len, int nl)
 
 /*
  * Inputs no attribute of lruopt accepts, built around @valid, a value the
- * attribute does accept ("" for the empty CPU list, whose lone newline is
- * then valid too and left out).
+ * attribute does accept.  For a CPU list a lone newline is valid (the
+ * empty set) and left out.
  */
 static void common_corpus(const char *valid)
 {
@@ -247,7 +248,7 @@ static void common_corpus(const char *valid)
 		failf("corpus", NULL, "current value too long to build the corpus on");
 		return;
 	}
-	if (vl)
+	if (!empty_ok)
 		adds("\n");
 	adds("\n\n");
 	adds2(" ");
@@ -384,6 +385,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(kind, "cpulist") && argc - i == 2) {
 		long nbits = atol(argv[i]);
 
+		empty_ok = 1;
 		current(cur, sizeof(cur));
 		common_corpus(cur);
 		/* and around a non-empty list, where blanks and NULs matter */
