@@ -117,6 +117,44 @@ bench_ext4_cleanup() {
 	return 0
 }
 
+# ------------------------------------------------------------ memcg (6.1)
+# The cgroup-v1 memory group the memcg workloads run in, shared by them.
+BENCH_CG_ROOT=$BENCH_WORKDIR/memcg-v1
+BENCH_CG=$BENCH_CG_ROOT/lruopt-bench
+
+# bench_memcg_file NAME MIB: mount the v1 memory controller (once), create
+# the group, and write $BENCH_MNT/NAME (MIB MiB) from inside the group, so
+# that its page cache is charged to it.  Needs bench_ext4 first.
+bench_memcg_file() {
+	mkdir -p "$BENCH_CG_ROOT"
+	if ! grep -q " $BENCH_CG_ROOT cgroup " /proc/mounts; then
+		mount -t cgroup -o memory memory "$BENCH_CG_ROOT" || {
+			echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
+			return 1
+		}
+	fi
+	mkdir -p "$BENCH_CG" || return 1
+	bench_in_memcg dd if=/dev/zero of="$BENCH_MNT/$1" bs=1048576 count="$2" 2>/dev/null || {
+		echo "cannot create $BENCH_MNT/$1 in $BENCH_CG" >&2
+		return 1
+	}
+	sync
+}
+
+# bench_in_memcg CMD [ARGS...]: run CMD as a member of the group
+bench_in_memcg() {
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$BENCH_CG" "$@"
+}
+
+# bench_memcg_cleanup NAME: remove the file, then the group and the mount
+# once no other workload uses them, then the ext4 disk
+bench_memcg_cleanup() {
+	rm -f "$BENCH_MNT/$1"
+	[ -d "$BENCH_CG" ] && rmdir "$BENCH_CG" 2>/dev/null
+	grep -q " $BENCH_CG_ROOT cgroup " /proc/mounts && umount "$BENCH_CG_ROOT" 2>/dev/null
+	bench_ext4_cleanup
+}
+
 # ------------------------------------------------------------ drain works
 # Counts how often a per-CPU drain work item ran (the stock
 # lru_add_drain_per_cpu or lruopt's drain_workfn): the number of CPUs a

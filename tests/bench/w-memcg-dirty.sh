@@ -10,47 +10,28 @@
 # program as tests/bench/memcg-bench.sh and w-memcg-mmap.
 . "$(dirname "$0")/bench-lib.sh"
 
-CG_ROOT=$BENCH_WORKDIR/memcg-v1
-CG=$CG_ROOT/lruopt-bench
-
 case ${1:-} in
 describe) echo "pwrite + sync_file_range dirtying loop in a cgroup-v1 memcg" ;;
 progs) echo memcg_bench ;;
 kernels) echo "6.1" ;;
 setup)
 	need memcg_bench
-	mnt=$(bench_ext4 128) || exit 1
-	mkdir -p "$CG_ROOT"
-	if ! grep -q " $CG_ROOT cgroup " /proc/mounts; then
-		mount -t cgroup -o memory memory "$CG_ROOT" || {
-			echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
-			exit 1
-		}
-	fi
-	mkdir -p "$CG" || exit 1
-	# written from inside the memcg, so the page cache is charged to it
-	sh -c "echo \$\$ >'$CG/cgroup.procs' && exec dd if=/dev/zero of='$mnt/memcg-dirty.file' bs=1048576 count=$(qf 4 8)" 2>/dev/null || {
-		echo "cannot create $mnt/memcg-dirty.file in $CG" >&2
-		exit 1
-	}
-	sync
+	bench_ext4 128 >/dev/null || exit 1
+	bench_memcg_file memcg-dirty.file "$(qf 4 8)" || exit 1
 	;;
 run)
 	need memcg_bench
 	mnt=$(bench_ext4 128) || exit 1
 	cpu=1
 	[ "$(nproc)" -gt 1 ] || cpu=0
-	out=$(sh -c "echo \$\$ >'$CG/cgroup.procs' && exec taskset -c $cpu memcg_bench dirty '$mnt/memcg-dirty.file' $(qf 10 20)") || {
+	out=$(bench_in_memcg taskset -c $cpu memcg_bench dirty "$mnt/memcg-dirty.file" "$(qf 10 20)") || {
 		echo "memcg_bench failed: $out" >&2
 		exit 1
 	}
 	result dirty_writeback "$(kv "$out" ns_per_page)" ns/page lower
 	;;
 cleanup)
-	rm -f "$BENCH_MNT/memcg-dirty.file"
-	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
-	grep -q " $CG_ROOT cgroup " /proc/mounts && umount "$CG_ROOT" 2>/dev/null
-	bench_ext4_cleanup
+	bench_memcg_cleanup memcg-dirty.file
 	;;
 *) echo "usage: $0 describe|progs|kernels|setup|run|cleanup" >&2; exit 2 ;;
 esac

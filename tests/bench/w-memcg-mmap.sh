@@ -12,45 +12,26 @@
 # (patch_memcg=0) for the rest of lruopt without it.
 . "$(dirname "$0")/bench-lib.sh"
 
-CG_ROOT=$BENCH_WORKDIR/memcg-v1
-CG=$CG_ROOT/lruopt-bench
-
 case ${1:-} in
 describe) echo "seeds/004 mmap fault->drop loop in a cgroup-v1 memcg" ;;
 progs) echo memcg_bench ;;
 kernels) echo "6.1" ;;
 setup)
 	need memcg_bench
-	mnt=$(bench_ext4 128) || exit 1
-	mkdir -p "$CG_ROOT"
-	if ! grep -q " $CG_ROOT cgroup " /proc/mounts; then
-		mount -t cgroup -o memory memory "$CG_ROOT" || {
-			echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
-			exit 1
-		}
-	fi
-	mkdir -p "$CG" || exit 1
-	# written from inside the memcg, so the page cache is charged to it
-	sh -c "echo \$\$ >'$CG/cgroup.procs' && exec dd if=/dev/zero of='$mnt/memcg-mmap.file' bs=1048576 count=$(qf 16 32)" 2>/dev/null || {
-		echo "cannot create $mnt/memcg-mmap.file in $CG" >&2
-		exit 1
-	}
-	sync
+	bench_ext4 128 >/dev/null || exit 1
+	bench_memcg_file memcg-mmap.file "$(qf 16 32)" || exit 1
 	;;
 run)
 	need memcg_bench
 	mnt=$(bench_ext4 128) || exit 1
-	out=$(sh -c "echo \$\$ >'$CG/cgroup.procs' && exec memcg_bench mmap '$mnt/memcg-mmap.file' $(qf 10 30)") || {
+	out=$(bench_in_memcg memcg_bench mmap "$mnt/memcg-mmap.file" "$(qf 10 30)") || {
 		echo "memcg_bench failed: $out" >&2
 		exit 1
 	}
 	result fault_drop "$(kv "$out" ns_per_page)" ns/page lower
 	;;
 cleanup)
-	rm -f "$BENCH_MNT/memcg-mmap.file"
-	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
-	grep -q " $CG_ROOT cgroup " /proc/mounts && umount "$CG_ROOT" 2>/dev/null
-	bench_ext4_cleanup
+	bench_memcg_cleanup memcg-mmap.file
 	;;
 *) echo "usage: $0 describe|progs|kernels|setup|run|cleanup" >&2; exit 2 ;;
 esac
