@@ -83,38 +83,41 @@ fail() {
 	klog "result: not ok $n - $name"
 }
 
+# _capture CMD [ARGS...]: run CMD in this shell (so functions may set
+# globals), its output into _OUT and its exit status into _RC.
+_capture() {
+	"$@" >"$TAP_DIR/out.$$" 2>&1
+	_RC=$?
+	_OUT=$(cat "$TAP_DIR/out.$$")
+	rm -f "$TAP_DIR/out.$$"
+}
+
 # check NAME CMD [ARGS...]: ok when CMD succeeds.  CMD runs in this shell,
 # not in a subshell, so functions may set globals (LOAD_SECS, workload pids);
 # its output is shown as diagnostics.
 check() {
-	local name=$1 out rc
+	local name=$1
 	shift
-	"$@" >"$TAP_DIR/out.$$" 2>&1
-	rc=$?
-	out=$(cat "$TAP_DIR/out.$$")
-	rm -f "$TAP_DIR/out.$$"
-	if [ $rc -eq 0 ]; then
+	_capture "$@"
+	if [ $_RC -eq 0 ]; then
 		pass "$name"
-		[ -z "$out" ] || diag "$out"
+		[ -z "$_OUT" ] || diag "$_OUT"
 		return 0
 	fi
-	fail "$name" "command failed (status $rc): $*" ${out:+"$out"}
+	fail "$name" "command failed (status $_RC): $*" ${_OUT:+"$_OUT"}
 	return 1
 }
 
 # check_not NAME CMD [ARGS...]: ok when CMD fails.
 check_not() {
-	local name=$1 out rc
+	local name=$1
 	shift
-	"$@" >"$TAP_DIR/out.$$" 2>&1
-	rc=$?
-	out=$(cat "$TAP_DIR/out.$$")
-	rm -f "$TAP_DIR/out.$$"
-	if [ $rc -ne 0 ]; then
+	_capture "$@"
+	if [ $_RC -ne 0 ]; then
 		pass "$name"
 		return 0
 	fi
-	fail "$name" "command unexpectedly succeeded: $*" ${out:+"$out"}
+	fail "$name" "command unexpectedly succeeded: $*" ${_OUT:+"$_OUT"}
 	return 1
 }
 
