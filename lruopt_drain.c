@@ -137,7 +137,7 @@ struct drain_caller {
 	enum drain_class class;
 	char sym[DRAIN_SYM_LEN];
 	atomic64_t calls, queued, inlined, skipped, timed_out, coalesced;
-	atomic64_t wait_total, wait_max;
+	atomic64_t wait_total, wait_max, full, partial;
 } ____cacheline_aligned_in_smp;
 
 static_assert(offsetof(struct drain_caller, calls) == SMP_CACHE_BYTES);
@@ -386,8 +386,8 @@ static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
  * common one: compaction, MADV_COLLAPSE, memfd seals on an idle system)
  * is answered here with no lock, no global generation bump and no clock
  * read, where stock takes a global mutex and bumps a global generation
- * before the same per-cpu peeks.  Its only shared write is the caller
- * entry's call count (one cache line per call site).
+ * before the same per-cpu peeks.  Its only shared writes are the caller
+ * entry's call and full-drain counts (one cache line per call site).
  */
 static bool drain_any_pending(void)
 {
@@ -450,6 +450,7 @@ static void lruopt_lru_add_drain_all(void)
 		lruopt_count(&drain_stats, DS_SKIPPED_EMPTY,
 			     num_online_cpus() - 1);
 		lruopt_count(&drain_stats, DS_FULL, 1);
+		atomic64_inc(&c->full);
 		if (coalesce_us)
 			WRITE_ONCE(drain_last_full_ns, t0);
 		return;
@@ -465,6 +466,7 @@ static void lruopt_lru_add_drain_all(void)
 	if (res == DRAIN_FULL)
 		WRITE_ONCE(drain_last_full_ns, t1);
 	lruopt_count(&drain_stats, res == DRAIN_FULL ? DS_FULL : DS_PARTIAL, 1);
+	atomic64_inc(res == DRAIN_FULL ? &c->full : &c->partial);
 	lruopt_count(&drain_stats, DS_WAIT_TOTAL, t1 - t0);
 	lruopt_count_max(&drain_stats, DS_WAIT_MAX, t1 - t0);
 	atomic64_add(t1 - t0, &c->wait_total);
@@ -545,7 +547,7 @@ static const char *const drain_class_names[] = {
 static int drain_caller_emit(char *buf, int len, struct drain_caller *c)
 {
 	return sysfs_emit_at(buf, len,
-			     "%s %s %lld %lld %lld %lld %lld %lld %lld %lld\n",
+			     "%s %s %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
 			     c->sym, drain_class_names[c->class],
 			     atomic64_read(&c->calls), atomic64_read(&c->queued),
 			     atomic64_read(&c->inlined),
@@ -553,7 +555,9 @@ static int drain_caller_emit(char *buf, int len, struct drain_caller *c)
 			     atomic64_read(&c->timed_out),
 			     atomic64_read(&c->coalesced),
 			     atomic64_read(&c->wait_total),
-			     atomic64_read(&c->wait_max));
+			     atomic64_read(&c->wait_max),
+			     atomic64_read(&c->full),
+			     atomic64_read(&c->partial));
 }
 
 static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -563,7 +567,7 @@ static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	len = sysfs_emit(buf, "# symbol class calls cpus_queued %s %s\n",
 			 "inline_drains skipped timed_out coalesced",
-			 "wait_ns_total wait_ns_max");
+			 "wait_ns_total wait_ns_max full_drains partial_drains");
 	for (i = 0; i < DRAIN_MAX_CALLERS; i++)
 		/* pairs with the release that published the entry */
 		if (smp_load_acquire(&drain_callers[i].ready))

@@ -119,6 +119,7 @@ _cfield() {
 	calls) echo 3 ;; cpus_queued) echo 4 ;; inline_drains) echo 5 ;;
 	skipped) echo 6 ;; timed_out) echo 7 ;; coalesced) echo 8 ;;
 	wait_ns_total) echo 9 ;; wait_ns_max) echo 10 ;;
+	full_drains) echo 11 ;; partial_drains) echo 12 ;;
 	*) echo 0 ;;
 	esac
 }
@@ -173,6 +174,8 @@ stats_invariant() {
 # only the calls that reached lruopt's own path, i.e. not stock ones):
 #   d(calls) == d(stock + coalesced + full_drains + partial_drains)
 #   d(sum rows.calls) == d(calls - stock)   d(sum rows.coalesced) == d(coalesced)
+#   d(sum rows.full_drains) == d(full_drains)
+#   d(sum rows.partial_drains) == d(partial_drains)
 #   d(sum rows.skipped) == d(skipped_cpus)  d(sum rows.timed_out) == d(timeouts)
 #   d(sum rows.inline_drains) == d(inline_drains)
 #   d(sum rows.cpus_queued) == d(cpus_queued + cpus_shared)
@@ -195,6 +198,8 @@ stats_consistent() {
 	}
 	_sc_eq "calls (non-stock)" "$(crd "$a" "$b" . calls)" $((calls - stock))
 	_sc_eq coalesced "$(crd "$a" "$b" . coalesced)" "$co"
+	_sc_eq full_drains "$(crd "$a" "$b" . full_drains)" "$fu"
+	_sc_eq partial_drains "$(crd "$a" "$b" . partial_drains)" "$pa"
 	_sc_eq skipped_cpus "$(crd "$a" "$b" . skipped)" "$(sd "$a" "$b" skipped_cpus)"
 	_sc_eq timeouts "$(crd "$a" "$b" . timed_out)" "$(sd "$a" "$b" timeouts)"
 	_sc_eq inline_drains "$(crd "$a" "$b" . inline_drains)" "$(sd "$a" "$b" inline_drains)"
