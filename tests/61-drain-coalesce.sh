@@ -16,6 +16,22 @@ K=$((NCPU - 1))
 check "drain knobs set to defaults" drain_defaults
 dsnap_stable all0 || fail "counters stable at start"
 
+# cres TAG REGEX: "full coalesced partial" deltas of the matching caller
+# rows between TAG.0 and TAG.1 (per row, so that a background hint caller
+# such as khugepaged draining at the same time cannot be counted)
+cres() {
+	echo "$(crd "$1.0" "$1.1" "$2" full_drains) $(crd "$1.0" "$1.1" "$2" coalesced) $(crd "$1.0" "$1.1" "$2" partial_drains)"
+}
+
+# others_full T1 T2 REGEX: full drains between two snapshots by rows that
+# do not match REGEX.  Such a drain (khugepaged's scan, a background
+# compaction) legitimately opens a coalescing window of its own; the
+# assertions that depend on the window being closed are only judged when
+# there was none.
+others_full() {
+	echo $(( $(sd "$1" "$2" full_drains) - $(crd "$1" "$2" "$3" full_drains) ))
+}
+
 # one compact drain between snapshots TAG.0 and TAG.1
 one() {	# TAG MODE [drain_call options...]
 	local tag=$1 mode=$2
@@ -27,6 +43,7 @@ one() {	# TAG MODE [drain_call options...]
 
 # ---- 1. back to back with coalesce_us=1000000
 check "coalesce_us=1000000" dset coalesce_us 1000000
+dsnap a.pre
 sleep 1.2	# no full drain in the last second
 # back to back in one process (separate processes and snapshots between
 # them can take more than the window on single-threaded TCG); the sleep
@@ -36,8 +53,13 @@ one a compact -n 2
 diag "pair: $(show_snap_delta a.0 a.1)"
 assert_eq "two back-to-back compact drains: 2 calls on the compaction row, 1 coalesced" "2 1" \
 	"$(crd a.0 a.1 "$RX_COMPACT" calls) $(crd a.0 a.1 "$RX_COMPACT" coalesced)"
-assert_eq "two back-to-back compact drains: one full drain, one coalesced, no partial" "1 1 0" \
-	"$(sd a.0 a.1 full_drains) $(sd a.0 a.1 coalesced) $(sd a.0 a.1 partial_drains)"
+o=$(others_full a.pre a.1 "$RX_COMPACT")
+if [ "$o" -eq 0 ]; then
+	assert_eq "two back-to-back compact drains: one full drain, one coalesced, no partial" "1 1 0" \
+		"$(cres a "$RX_COMPACT")"
+else
+	diag "pair not judged: $o background full drain(s) opened a window of their own"
+fi
 
 # ---- 2./3. a strict caller inside the window is not coalesced (and waits);
 # a hint caller right after that strict full drain is.  Both back to back
@@ -52,21 +74,20 @@ check "trace saved" dtrace_stop /tmp/trace-co.txt
 diag "memfd + collapse: $(show_snap_delta m.0 m.1)" "$(crows m.1 "$RX_MEMFD")"
 assert_eq "memfd seal inside the window reached lruopt (strict row calls +1)" 1 "$(crd m.0 m.1 "$RX_MEMFD" calls)"
 assert_eq "memfd seal inside the window: not coalesced" 0 "$(crd m.0 m.1 "$RX_MEMFD" coalesced)"
-assert_eq "memfd seal: the one full drain; MADV_COLLAPSE: the one coalesced call" "1 1 0" \
-	"$(sd m.0 m.1 full_drains) $(sd m.0 m.1 coalesced) $(sd m.0 m.1 partial_drains)"
+assert_eq "memfd seal: one full drain (full coalesced partial)" "1 0 0" "$(cres m "$RX_MEMFD")"
 n=$(tcount /tmp/trace-co.txt co 1 exec drain_workfn $K)
 if ! check "memfd seal waited for the writer CPU $K's drain work ($n)" test "$n" -ge 1; then
 	diag "$(twindow /tmp/trace-co.txt co 1)"
 fi
-assert_eq "MADV_COLLAPSE right after the strict full drain: coalesced" "1 1" \
-	"$(crd m.0 m.1 "$RX_COLLAPSE" calls) $(crd m.0 m.1 "$RX_COLLAPSE" coalesced)"
+assert_eq "MADV_COLLAPSE right after the strict full drain: coalesced (full coalesced partial)" "0 1 0" \
+	"$(cres m "$RX_COLLAPSE")"
 
 # ---- 4. coalesce_us=0: never
 check "coalesce_us=0" dset coalesce_us 0
 one z1 compact
 one z2 compact
-assert_eq "coalesce_us=0: back-to-back compact drains both drain (full +2, coalesced +0)" "2 0" \
-	"$(( $(sd z1.0 z1.1 full_drains) + $(sd z2.0 z2.1 full_drains) )) $(( $(sd z1.0 z1.1 coalesced) + $(sd z2.0 z2.1 coalesced) ))"
+assert_eq "coalesce_us=0: back-to-back compact drains both drain (full coalesced partial)" "1 0 0 1 0 0" \
+	"$(cres z1 "$RX_COMPACT") $(cres z2 "$RX_COMPACT")"
 
 # ---- 5. the window expires: a pair of back-to-back drains 1 s after a
 # full drain with coalesce_us=300000: the first is not coalesced (window
@@ -76,8 +97,13 @@ one e1 compact
 sleep 1
 one e2 compact -n 2
 diag "pair: $(show_snap_delta e2.0 e2.1)"
-assert_eq "coalesce_us=300000: of two drains 1 s after a full drain, exactly the second is coalesced" "1 1" \
-	"$(sd e2.0 e2.1 coalesced) $(sd e2.0 e2.1 full_drains)"
+o=$(others_full e1.1 e2.1 "$RX_COMPACT")
+if [ "$o" -eq 0 ]; then
+	assert_eq "coalesce_us=300000: of two drains 1 s after a full drain, the first drains, the second is coalesced (full coalesced partial)" "1 1 0" \
+		"$(cres e2 "$RX_COMPACT")"
+else
+	diag "expiry not judged: $o background full drain(s) opened a window of their own"
+fi
 
 # ---- 6. a partial drain opens no window
 check "coalesce_us=1000000, skip_cpus=$K" dset coalesce_us 1000000 && dset skip_cpus $K
@@ -87,8 +113,14 @@ one p1 compact
 stop_pending >/dev/null
 one p2 compact
 diag "partial: $(show_snap_delta p1.0 p1.1)" "next: $(show_snap_delta p2.0 p2.1)"
-assert_eq "drain skipping CPU $K (pending) is partial" "1 1" "$(sd p1.0 p1.1 partial_drains) $(sd p1.0 p1.1 skipped_cpus)"
-assert_eq "the drain right after a partial one is not coalesced" 0 "$(sd p2.0 p2.1 coalesced)"
+assert_eq "drain skipping CPU $K (pending) is partial (full coalesced partial, skipped)" "0 0 1 1" \
+	"$(cres p1 "$RX_COMPACT") $(crd p1.0 p1.1 "$RX_COMPACT" skipped)"
+o=$(others_full p1.1 p2.1 "$RX_COMPACT")
+if [ "$o" -eq 0 ]; then
+	assert_eq "the drain right after a partial one is not coalesced (coalesced)" 0 "$(crd p2.0 p2.1 "$RX_COMPACT" coalesced)"
+else
+	diag "after-partial not judged: $o background full drain(s) opened a window of their own"
+fi
 check "knobs back to defaults" drain_defaults
 
 dsnap_stable all1 || fail "counters stable at end"
