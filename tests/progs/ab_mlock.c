@@ -19,28 +19,7 @@
 #include <sys/personality.h>
 
 #include "ab_common.h"
-
-#define MM_SZ1 24
-#define MM_SZ2 56
-#define MM_SZ3 4168
-
-static int failures;
-
-static void __attribute__((noinline)) mlock_test(void)
-{
-	char ptr1[MM_SZ1];
-	char ptr2[MM_SZ2];
-	char ptr3[MM_SZ3];
-
-	/* keep the buffers (the compiler may otherwise drop them) */
-	__asm__ volatile("" : : "r"(ptr1), "r"(ptr2), "r"(ptr3) : "memory");
-	failures += !!mlock(ptr1, MM_SZ1);
-	failures += !!mlock(ptr2, MM_SZ2);
-	failures += !!mlock(ptr3, MM_SZ3);
-	failures += !!munlock(ptr1, MM_SZ1);
-	failures += !!munlock(ptr2, MM_SZ2);
-	failures += !!munlock(ptr3, MM_SZ3);
-}
+#include "seed_mlock.h"
 
 int main(int argc, char **argv)
 {
@@ -60,17 +39,17 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);	/* on failure: run randomised */
 
 	ab_pin((int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
-	mlock_test();			/* fault in the stack pages first */
+	seed_mlock_test();			/* fault in the stack pages first */
 	m0 = ab_vmstat("unevictable_pgs_mlocked");
 	u0 = ab_vmstat("unevictable_pgs_munlocked");
 	t0 = ab_now_ns();
 	for (i = 0; i < iters; i++)
-		mlock_test();
+		seed_mlock_test();
 	t = ab_now_ns() - t0;
 	m1 = ab_vmstat("unevictable_pgs_mlocked");
 	u1 = ab_vmstat("unevictable_pgs_munlocked");
-	if (failures) {
-		fprintf(stderr, "ab_mlock: %d mlock/munlock calls failed\n", failures);
+	if (seed_failures) {
+		fprintf(stderr, "ab_mlock: %d mlock/munlock calls failed\n", seed_failures);
 		return 1;
 	}
 	printf("ab_mlock iters=%ld ns=%lld ns_per_iter=%.1f mlocked_per_iter=%.3f munlocked_per_iter=%.3f\n",

@@ -16,34 +16,7 @@
  * Exit status: 0 ok, 1 failure, 2 usage.
  */
 #include "munlock_util.h"
-
-#define MM_SZ1 24
-#define MM_SZ2 56
-#define MM_SZ3 4168
-
-static int failures;
-
-static void __attribute__((noinline)) mlock_test(void)
-{
-	char ptr1[MM_SZ1];
-	char ptr2[MM_SZ2];
-	char ptr3[MM_SZ3];
-
-	/* keep the buffers on the stack, as in the original */
-	__asm__ volatile("" : : "r"(ptr1), "r"(ptr2), "r"(ptr3) : "memory");
-	if (mlock(ptr1, MM_SZ1))
-		failures++;
-	if (mlock(ptr2, MM_SZ2))
-		failures++;
-	if (mlock(ptr3, MM_SZ3))
-		failures++;
-	if (munlock(ptr1, MM_SZ1))
-		failures++;
-	if (munlock(ptr2, MM_SZ2))
-		failures++;
-	if (munlock(ptr3, MM_SZ3))
-		failures++;
-}
+#include "seed_mlock.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -80,7 +53,7 @@ int main(int argc, char **argv)
 				mu_die("write munlock/enabled");
 			t0 = mu_now();
 			for (i = 0; i < iters; i++)
-				mlock_test();
+				seed_mlock_test();
 			us[v][n[v]++] = (mu_now() - t0) * 1e6 / iters;
 		}
 	}
@@ -94,8 +67,8 @@ int main(int argc, char **argv)
 	printf("RESULT bench=seedloop-ratio stock_over_lruopt=%.3f min_ratio=%.3f p10_ratio=%.3f\n",
 	       med[0] / med[1], us[0][0] / us[1][0], p10[0] / p10[1]);
 	mu_write_file(LO_MUNLOCK "/enabled", "1");
-	if (failures) {
-		fprintf(stderr, "mlock_seedloop: %d mlock/munlock calls failed\n", failures);
+	if (seed_failures) {
+		fprintf(stderr, "mlock_seedloop: %d mlock/munlock calls failed\n", seed_failures);
 		return 1;
 	}
 	return 0;
