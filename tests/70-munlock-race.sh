@@ -6,7 +6,8 @@
 # Not deterministic, so the runs are not compared with each other; each must
 # end with every PG_mlocked accounted: the unevictable_pgs_* events balance
 # nr_mlock, Mlocked/nr_mlock are back at their start values once nothing is
-# locked, Unevictable once the pages are freed, no data corruption, no WARN.
+# locked, Unevictable once the pages are freed, no page of the test's
+# areas still PG_mlocked (kpageflags), no data corruption, no WARN.
 # With two NUMA nodes (numa=fake=2 on the command line) move_pages really
 # migrates; with one, compaction does the migrating.
 # lruopt-timeout: 240
@@ -29,7 +30,7 @@ race_run() {
 	mun_reset
 	munlock_race "$SECS" "$label" >"$out" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 3 ]; then
+	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 4 ]; then
 		fail "$label: munlock_race ran and kept the data intact (status $rc)" "$(tail -5 "$out")"
 		return 1
 	fi
@@ -47,6 +48,8 @@ race_run() {
 				sed 's/.*mlocked_kb=\([-0-9]*\) .*nr_mlock=\([^ ]*\) .*/\1 \2/' |
 				awk '{ n = split($2, z, ","); s = 0; for (i = 1; i <= n; i++) { sub(/.*:/, "", z[i]); s += z[i] } print $1, s }')"
 	done
+	assert_eq "$label: no page of the three areas still PG_mlocked once unlocked (kpageflags)" \
+		"anon=0 thp=0 shm=0" "$(sed -n "s/^RESULT race run=$label pg_mlocked //p" "$out")"
 	assert_eq "$label: Unevictable back to the start once freed" "0" \
 		"$(grep "^RESULT race run=$label stage=freed " "$out" | sed 's/.*unevictable_kb=\([-0-9]*\) .*/\1/')"
 }

@@ -22,6 +22,8 @@
  * compared with the start (all CPUs drained, vmstat folded):
  *   RESULT race run=R stage=unlocked <delta as munlock_exact> ...
  *   RESULT race run=R stage=freed    <delta> ...
+ *   RESULT race run=R pg_mlocked anon=N thp=N shm=N  (pages of each area
+ *          still PG_mlocked at stage "unlocked", from /proc/kpageflags)
  *   RESULT race run=R iters=.. migrate_calls=.. on_target=.. compactions=..
  *          pageouts=.. child_mlocks=.. nodes=N  (on_target: pages move_pages
  *          reported on the requested node; real migrations are the
@@ -197,7 +199,7 @@ int main(int argc, char **argv)
 {
 	struct mu_snap s0, s1, s2;
 	pthread_t tm = 0, tc = 0;
-	char line[2048], cbuf[256] = "";
+	char line[2048], cbuf[256] = "", mbuf[128];
 	unsigned long iters = 0, kind_n[4] = { 0 };
 	double kind_max[4] = { 0 };
 	const char *actors = argc > 3 ? argv[3] : "mcp";
@@ -322,6 +324,20 @@ int main(int argc, char **argv)
 	mu_verify(anon, ANON_LEN, 1, "anon");
 	mu_verify(thp, THP_LEN, 2, "thp");
 	mu_snapshot(&s1, "unlocked");
+	/*
+	 * Which area a leftover PG_mlocked belongs to: the memfd's pages are
+	 * mapped by nobody now, so map them (unlocked) just to look at them.
+	 */
+	{
+		unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ, MAP_SHARED | MAP_POPULATE, shm_fd, 0);
+
+		if (m == MAP_FAILED)
+			mu_die("mmap memfd");
+		snprintf(mbuf, sizeof(mbuf), "pg_mlocked anon=%ld thp=%ld shm=%ld",
+			 mu_count_mlocked(anon, ANON_LEN), mu_count_mlocked(thp, THP_LEN),
+			 mu_count_mlocked(m, SHM_LEN));
+		munmap(m, SHM_LEN);
+	}
 	munmap(anon, ANON_LEN);
 	munmap(thp, THP_LEN);
 	close(shm_fd);
@@ -331,6 +347,7 @@ int main(int argc, char **argv)
 	printf("RESULT race run=%s stage=unlocked %s\n", argv[2], line);
 	mu_fmt_delta(line, sizeof(line), &s0, &s2);
 	printf("RESULT race run=%s stage=freed %s\n", argv[2], line);
+	printf("RESULT race run=%s %s\n", argv[2], mbuf);
 	printf("RESULT race run=%s iters=%lu migrate_calls=%lu on_target=%lu compactions=%lu %s nodes=%d actors=%s",
 	       argv[2], iters, migrate_calls, on_target, compactions, cbuf, nnodes, actors);
 	for (st = 0; st < 4; st++)

@@ -7,10 +7,8 @@
  * mapping (a stdio buffer, a malloc arena) would itself be mlocked and
  * change the counters being compared.
  *
- * NOTE: scripts/mkinitramfs rebuilds a program when its .c (or common.h)
- * is newer than the binary; it does not know about this header, so after
- * editing it remove build/progs/munlock_* build/progs/mlock_* (or touch the
- * .c files).
+ * scripts/mkinitramfs and scripts/lruopt-ab rebuild a program when its .c
+ * or any shared header in tests/progs is newer than the binary.
  */
 #ifndef LRUOPT_MUNLOCK_UTIL_H
 #define LRUOPT_MUNLOCK_UTIL_H
@@ -210,6 +208,51 @@ static inline void mu_drain_all(void)
 		mu_drain_init();
 	if (madvise(mu_drain_area, MU_PAGE, MADV_COLLAPSE))
 		mu_die("madvise(MADV_COLLAPSE) for lru_add_drain_all");
+}
+
+/*
+ * Number of pages of [p, p + len) that are present and have PG_mlocked set,
+ * from /proc/self/pagemap (PFN, needs root) and /proc/kpageflags
+ * (KPF_MLOCKED, bit 33): tells which area a leftover Mlocked page belongs
+ * to.  A THP counts once: PG_mlocked lives on its head page only.  Returns
+ * -1 when either file cannot be read.
+ */
+static inline long mu_count_mlocked(const unsigned char *p, size_t len)
+{
+	unsigned long long ent, flags;
+	int pm, kf;
+	long n = 0;
+	size_t i;
+
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	kf = open("/proc/kpageflags", O_RDONLY);
+	if (pm < 0 || kf < 0) {
+		n = -1;
+		goto out;
+	}
+	for (i = 0; i < len; i += MU_PAGE) {
+		off_t off = (off_t)((unsigned long)(p + i) / MU_PAGE) * 8;
+
+		if (pread(pm, &ent, 8, off) != 8) {
+			n = -1;
+			break;
+		}
+		/* bit 63 present; bits 0-54 PFN */
+		if (!(ent >> 63) || !(ent & ((1ULL << 55) - 1)))
+			continue;
+		if (pread(kf, &flags, 8, (off_t)(ent & ((1ULL << 55) - 1)) * 8) != 8) {
+			n = -1;
+			break;
+		}
+		if (flags & (1ULL << 33))
+			n++;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return n;
 }
 
 /* Fold the per-cpu vmstat differentials into the global counters. */
