@@ -56,4 +56,24 @@ static void setup_bounded_run(long seconds)
 	alarm((unsigned)seconds + 30);
 }
 
+/*
+ * The arguments of the workload loops "PROG SECONDS [MIB] [SLEEP_US]"
+ * (mlockloop, faultloop): parse them into the caller's defaults and start
+ * the bounded run.  Exits with status 2 on a usage error.
+ */
+static inline void loop_args(const char *prog, int argc, char **argv,
+			     long *seconds, long *mib, long *sleep_us)
+{
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: %s SECONDS [MIB] [SLEEP_US]\n", prog);
+		exit(2);
+	}
+	*seconds = parse_arg(prog, "SECONDS", argv[1], 86400);
+	if (argc > 2)
+		*mib = parse_arg(prog, "MIB", argv[2], 1024);
+	if (argc > 3)
+		*sleep_us = parse_arg(prog, "SLEEP_US", argv[3], 1000000);
+	setup_bounded_run(*seconds);
+}
+
 #endif

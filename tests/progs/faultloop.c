@@ -19,16 +19,7 @@ int main(int argc, char **argv)
 	double start, deadline;
 	size_t size, i;
 
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: faultloop SECONDS [MIB] [SLEEP_US]\n");
-		return 2;
-	}
-	seconds = parse_arg("faultloop", "SECONDS", argv[1], 86400);
-	if (argc > 2)
-		mib = parse_arg("faultloop", "MIB", argv[2], 1024);
-	if (argc > 3)
-		sleep_us = parse_arg("faultloop", "SLEEP_US", argv[3], 1000000);
-	setup_bounded_run(seconds);
+	loop_args("faultloop", argc, argv, &seconds, &mib, &sleep_us);
 	size = (size_t)mib << 20;
 
 	start = now_s();

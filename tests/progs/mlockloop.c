@@ -33,16 +33,7 @@ int main(int argc, char **argv)
 	size_t size, i;
 	unsigned char *p;
 
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: mlockloop SECONDS [MIB] [SLEEP_US]\n");
-		return 2;
-	}
-	seconds = parse_arg("mlockloop", "SECONDS", argv[1], 86400);
-	if (argc > 2)
-		mib = parse_arg("mlockloop", "MIB", argv[2], 1024);
-	if (argc > 3)
-		sleep_us = parse_arg("mlockloop", "SLEEP_US", argv[3], 1000000);
-	setup_bounded_run(seconds);
+	loop_args("mlockloop", argc, argv, &seconds, &mib, &sleep_us);
 
 	size = (size_t)mib << 20;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
