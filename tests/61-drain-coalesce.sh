@@ -107,14 +107,20 @@ fi
 
 # ---- 6. a partial drain opens no window
 check "coalesce_us=1000000, skip_cpus=$K" dset coalesce_us 1000000 && dset skip_cpus $K
+dsnap p.pre
 sleep 1.2
 check "8 pages pending on CPU $K" start_pending $K 8
 one p1 compact
 stop_pending >/dev/null
 one p2 compact
 diag "partial: $(show_snap_delta p1.0 p1.1)" "next: $(show_snap_delta p2.0 p2.1)"
-assert_eq "drain skipping CPU $K (pending) is partial (full coalesced partial, skipped)" "0 0 1 1" \
-	"$(cres p1 "$RX_COMPACT") $(crd p1.0 p1.1 "$RX_COMPACT" skipped)"
+o=$(others_full p.pre p1.1 "$RX_COMPACT")
+if [ "$o" -eq 0 ]; then
+	assert_eq "drain skipping CPU $K (pending) is partial (full coalesced partial, skipped)" "0 0 1 1" \
+		"$(cres p1 "$RX_COMPACT") $(crd p1.0 p1.1 "$RX_COMPACT" skipped)"
+else
+	diag "partial drain not judged: $o background full drain(s) opened a window of their own"
+fi
 o=$(others_full p1.1 p2.1 "$RX_COMPACT")
 if [ "$o" -eq 0 ]; then
 	assert_eq "the drain right after a partial one is not coalesced (coalesced)" 0 "$(crd p2.0 p2.1 "$RX_COMPACT" coalesced)"
