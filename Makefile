@@ -6,6 +6,7 @@
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
 #   make check                the test suite: both stock kernels, in QEMU
 #   make stress               only the stress boot (100 cycles under load)
+#   make check-bpf            the bpftrace scripts against known workloads
 #   make demo                 the A/B benchmark: both stock kernels, in QEMU
 #   make deps                 install the Debian packages the above need
 #   make style                checkpatch --strict on the module sources
@@ -104,7 +105,7 @@ clean:
 	rm -rf build lruopt.ko
 
 help:
-	@sed -n '3,21p' Makefile
+	@sed -n '3,22p' Makefile
 
 # ------------------------------------------------------------ quality gates
 
