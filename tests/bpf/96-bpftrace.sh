@@ -66,6 +66,7 @@ THP=/sys/kernel/mm/transparent_hugepage/enabled
 bt_out() { echo "/tmp/bt-$1.$2.out"; }
 bt_pid() { eval "echo \${BT_PID_$1:-}"; }
 bt_start() {
+	rm -f "$(bt_out "$1" "$2")"	# no stale banner for bt_wait_ready
 	bpftrace "$BTDIR/$1.bt" >"$(bt_out "$1" "$2")" 2>&1 &
 	eval "BT_PID_$1=$!"
 }
@@ -266,6 +267,9 @@ drain_workload() {
 
 mlock_workload() {
 	local i=0 pid rc
+	# The previous phase's "locked" must not be found: the redirection
+	# truncates the file in the child, possibly after our first grep.
+	rm -f /tmp/bt-mh.out
 	mlockhold "$MLOCK_MIB" 120 >/tmp/bt-mh.out 2>&1 &
 	pid=$!
 	echo "$pid" >/tmp/wl.pids
