@@ -94,7 +94,7 @@ case $(kernel_short) in
 	# can pull a stock median of 10 calls down to a few ms.
 	# On a kernel marked slow (lruopt.timeout_scale > 1: the KASAN/lockdep
 	# debug kernel) compaction itself costs 60-120 ms a call and dominates
-	# lruopt's end-to-end figure (measured: 4.6x there, with lruopt's own
+	# lruopt's end-to-end figure (measured: 4.2x there, with lruopt's own
 	# drain wait at most 12 ms); the drain part is asserted above, so the
 	# end-to-end bar drops to 2x.
 	need=10
