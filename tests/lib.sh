@@ -585,25 +585,34 @@ expect_nonroot_write_fails() {
 	assert_eq "$name" "$before" "$after"
 }
 
-# mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
-# grow by about that much (minus what may still sit in per-CPU mlock
-# batches), then release it and require Mlocked back at the start value.
-mlock_accounting() {
-	local mib=$1 base held want i out
-	base=$(meminfo Mlocked)
-	rm -f /tmp/mlockhold.out
-	mlockhold "$mib" 120 >/tmp/mlockhold.out 2>&1 &
+# start_mlockhold MIB FILE: run mlockhold (MIB MiB, at most 120 s) in the
+# background, output in FILE, and wait up to 60 s until it has locked.
+# Sets MH_PID.  FILE is removed first: the redirection truncates it in the
+# forked child, possibly after our first grep, which must not find an
+# earlier run's "locked".
+start_mlockhold() {
+	local i=0
+	rm -f "$2"
+	mlockhold "$1" 120 >"$2" 2>&1 &
 	MH_PID=$!
-	i=0
-	while ! grep -q locked /tmp/mlockhold.out 2>/dev/null; do
+	while ! grep -q locked "$2" 2>/dev/null; do
 		if [ $i -ge 600 ] || ! kill -0 $MH_PID 2>/dev/null; then
-			echo "mlockhold did not lock: $(cat /tmp/mlockhold.out)"
+			echo "mlockhold did not lock: $(cat "$2")"
 			kill -KILL $MH_PID 2>/dev/null
 			return 1
 		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
+}
+
+# mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
+# grow by about that much (minus what may still sit in per-CPU mlock
+# batches), then release it and require Mlocked back at the start value.
+mlock_accounting() {
+	local mib=$1 base held want out
+	base=$(meminfo Mlocked)
+	start_mlockhold "$mib" /tmp/mlockhold.out || return 1
 	drain_now
 	held=$(meminfo Mlocked)
 	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.

@@ -266,22 +266,10 @@ drain_workload() {
 }
 
 mlock_workload() {
-	local i=0 pid rc
-	# The previous phase's "locked" must not be found: the redirection
-	# truncates the file in the child, possibly after our first grep.
-	rm -f /tmp/bt-mh.out
-	mlockhold "$MLOCK_MIB" 120 >/tmp/bt-mh.out 2>&1 &
-	pid=$!
+	local pid rc
+	start_mlockhold "$MLOCK_MIB" /tmp/bt-mh.out || return 1
+	pid=$MH_PID
 	echo "$pid" >/tmp/wl.pids
-	while ! grep -q locked /tmp/bt-mh.out 2>/dev/null; do
-		if [ $i -ge 600 ] || ! kill -0 "$pid" 2>/dev/null; then
-			echo "mlockhold did not lock: $(cat /tmp/bt-mh.out)"
-			kill -KILL "$pid" 2>/dev/null
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
 	kill -TERM "$pid"
 	wait "$pid"
 	rc=$?
