@@ -22,7 +22,9 @@
  *  - lock order PTE lock -> lruvec lock is the kernel's (mm/rmap.c header);
  *  - interrupts are off while the lruvec lock is held, so a batch is bounded
  *    by munlock/batch folios (512 at most: a few tens of microseconds);
- *  - NR_MLOCK and the unevictable_pgs_* events are accounted once per batch;
+ *  - NR_MLOCK and the unevictable_pgs_* events are accounted once per batch,
+ *    and so are the classic LRU's sizes (per lruvec lock hold, see
+ *    mb_lru_del());
  *  - before the first batch, this CPU's stock mlock batch is drained, so that
  *    operations queued earlier on a folio (e.g. a fault's mlock_new_folio())
  *    are applied before ours, exactly in stock order;
@@ -65,6 +67,9 @@ struct mbatch {
 	struct zone *zone;		/* zone of @nr_mlock */
 	long nr_mlock;			/* NR_MLOCK delta for @zone */
 	unsigned long ev[5];		/* indexed by enum mb_event */
+	/* LRU size deltas for @lruvec, applied before it is unlocked */
+	long lru_nr[NR_LRU_LISTS][MAX_NR_ZONES];
+	bool lru_dirty;
 	unsigned int n, limit;
 	unsigned int pages, batches, locks;
 };
@@ -105,15 +110,72 @@ static void mb_mod_mlock(struct mbatch *b, struct folio *folio, long nr)
 	b->nr_mlock += nr;
 }
 
+/*
+ * lruvec_del_folio() and lruvec_add_folio() (mm_inline.h, the same on 6.1 and
+ * 6.12) for a small folio, except that the classic LRU's size update is
+ * gathered in @b and applied by mb_unlock() before the lruvec lock is
+ * dropped.  Why that is safe: lru_size is written only under the lruvec lock,
+ * which is held from the list change to the update, and its lockless readers
+ * (reclaim's sizing, memory.stat) are approximate by design;
+ * isolate_lru_folios() defers its update_lru_sizes() the same way.  Folios on
+ * a multi-gen LRU generation (MGLRU, the default on Debian's 6.12) keep the
+ * kernel's own per-folio accounting in lru_gen_add/del_folio(): only the
+ * unevictable side is batched for them.
+ */
+static void mb_lru_del(struct mbatch *b, struct folio *folio)
+{
+	enum lru_list lru = folio_lru_list(folio);
+
+	if (lru_gen_del_folio(b->lruvec, folio, false))
+		return;
+	if (lru != LRU_UNEVICTABLE)
+		list_del(&folio->lru);
+	b->lru_nr[lru][folio_zonenum(folio)]--;
+	b->lru_dirty = true;
+}
+
+static void mb_lru_add(struct mbatch *b, struct folio *folio)
+{
+	enum lru_list lru = folio_lru_list(folio);
+
+	if (lru_gen_add_folio(b->lruvec, folio, false))
+		return;
+	b->lru_nr[lru][folio_zonenum(folio)]++;
+	b->lru_dirty = true;
+	if (lru != LRU_UNEVICTABLE)
+		list_add(&folio->lru, &b->lruvec->lists[lru]);
+}
+
+/* Apply the gathered LRU sizes, then drop the lruvec lock. */
+static void mb_unlock(struct mbatch *b)
+	__releases(&b->lruvec->lru_lock)
+{
+	enum lru_list lru;
+	int zid;
+
+	if (b->lru_dirty) {
+		for_each_lru(lru) {
+			for (zid = 0; zid < MAX_NR_ZONES; zid++) {
+				if (!b->lru_nr[lru][zid])
+					continue;
+				update_lru_size(b->lruvec, lru, zid,
+						b->lru_nr[lru][zid]);
+				b->lru_nr[lru][zid] = 0;
+			}
+		}
+		b->lru_dirty = false;
+	}
+	unlock_page_lruvec_irq(b->lruvec);
+	b->lruvec = NULL;
+}
+
 /* End the current lock hold and account everything gathered under it. */
 static void mb_flush(struct mbatch *b)
 {
 	int i;
 
-	if (b->lruvec) {
-		unlock_page_lruvec_irq(b->lruvec);
-		b->lruvec = NULL;
-	}
+	if (b->lruvec)
+		mb_unlock(b);
 	if (b->nr_mlock)
 		mod_zone_page_state(b->zone, NR_MLOCK, b->nr_mlock);
 	b->nr_mlock = 0;
@@ -133,7 +195,7 @@ static void mb_relock(struct mbatch *b, struct folio *folio)
 	if (b->lruvec) {
 		if (folio_matches_lruvec(folio, b->lruvec))
 			return;
-		unlock_page_lruvec_irq(b->lruvec);
+		mb_unlock(b);
 	}
 	b->lruvec = folio_lruvec_lock_irq(folio);
 	b->locks++;
@@ -142,8 +204,6 @@ static void mb_relock(struct mbatch *b, struct folio *folio)
 /* The kernel's __mlock_folio() for a small folio, under the batch lock. */
 static void mb_mlock(struct mbatch *b, struct folio *folio)
 {
-	struct lruvec *lruvec;
-
 	/* mlock_folio() part: PG_mlocked and its accounting, immediately */
 	if (!folio_test_set_mlocked(folio)) {
 		mb_mod_mlock(b, folio, 1);
@@ -153,13 +213,12 @@ static void mb_mlock(struct mbatch *b, struct folio *folio)
 	if (!folio_test_clear_lru(folio))
 		return;
 	mb_relock(b, folio);
-	lruvec = b->lruvec;
 	if (unlikely(mb_folio_evictable(folio))) {
 		/* PG_mlocked was cleared again by another CPU: as stock */
 		if (folio_test_unevictable(folio)) {
-			lruvec_del_folio(lruvec, folio);
+			mb_lru_del(b, folio);
 			folio_clear_unevictable(folio);
-			lruvec_add_folio(lruvec, folio);
+			mb_lru_add(b, folio);
 			b->ev[EV_RESCUED]++;
 		}
 		goto out;
@@ -169,11 +228,11 @@ static void mb_mlock(struct mbatch *b, struct folio *folio)
 			folio->mlock_count++;
 		goto out;
 	}
-	lruvec_del_folio(lruvec, folio);
+	mb_lru_del(b, folio);
 	folio_clear_active(folio);
 	folio_set_unevictable(folio);
 	folio->mlock_count = !!folio_test_mlocked(folio);
-	lruvec_add_folio(lruvec, folio);
+	mb_lru_add(b, folio);
 	b->ev[EV_CULLED]++;
 out:
 	folio_set_lru(folio);
@@ -207,9 +266,9 @@ munlock:
 	/* folio_evictable() has to be checked *after* clearing Mlocked */
 	if (isolated && folio_test_unevictable(folio) &&
 	    mb_folio_evictable(folio)) {
-		lruvec_del_folio(b->lruvec, folio);
+		mb_lru_del(b, folio);
 		folio_clear_unevictable(folio);
-		lruvec_add_folio(b->lruvec, folio);
+		mb_lru_add(b, folio);
 		b->ev[EV_RESCUED]++;
 	}
 out:
