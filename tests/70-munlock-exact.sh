@@ -5,9 +5,9 @@
 # memory controller: v1 on 6.1, v2 on 6.12).  Every scenario of tests/progs/munlock_exact.c runs once
 # with munlock/enabled=0 (stock walk) and once with 1 (batched), in this
 # boot, and at every checkpoint the changes of Mlocked, Unevictable, per-zone
-# nr_mlock and all unevictable_pgs_* events must be identical.  When they
-# differ, both runs are repeated to tell a real difference from a
-# non-deterministic sequence, and both cases fail.
+# nr_mlock, per-zone nr_zone_unevictable and all unevictable_pgs_* events
+# must be identical.  When they differ, both runs are repeated to tell a real
+# difference from a non-deterministic sequence, and both cases fail.
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-munlock.sh
@@ -53,11 +53,12 @@ exact_case() {
 				"--- full stock ---" "$(grep '^RESULT' "$a")" \
 				"--- full batched ---" "$(grep '^RESULT' "$b")")"
 	fi
-	# Events balance NR_MLOCK at every checkpoint, in both runs.
+	# Events balance NR_MLOCK, and the zones' LRU sizes the node's, at every
+	# checkpoint, in both runs.
 	if grep -q 'ident=bad' "$a" "$b"; then
-		fail "$name: unevictable_pgs_* events balance nr_mlock" "$(grep -h 'ident=bad' "$a" "$b" | head -4)"
+		fail "$name: unevictable_pgs_* events balance nr_mlock, zones sum to Unevictable" "$(grep -h 'ident=bad' "$a" "$b" | head -4)"
 	else
-		pass "$name: unevictable_pgs_* events balance nr_mlock in both runs"
+		pass "$name: unevictable_pgs_* events balance nr_mlock, zones sum to Unevictable, in both runs"
 	fi
 	# Each scenario ends with everything it mlocked released.
 	assert_eq "$name: Mlocked/nr_mlock back to the start value at the end (both runs)" \

@@ -5,9 +5,10 @@
 # tests/progs/munlock_race.c, once with the stock walk and once batched.
 # Not deterministic, so the runs are not compared with each other; each must
 # end with every PG_mlocked accounted: the unevictable_pgs_* events balance
-# nr_mlock, Mlocked/nr_mlock are back at their start values once nothing is
-# locked, Unevictable once the pages are freed, no page of the test's
-# areas still PG_mlocked (kpageflags), no data corruption, no WARN.
+# nr_mlock, the zones' nr_zone_unevictable sum to Unevictable,
+# Mlocked/nr_mlock are back at their start values once nothing is locked,
+# Unevictable once the pages are freed, no page of the test's areas still
+# PG_mlocked (kpageflags), no data corruption, no WARN.
 # With two NUMA nodes (numa=fake=2 on the command line) move_pages really
 # migrates; with one, compaction does the migrating.
 # lruopt-timeout: 240
@@ -38,9 +39,9 @@ race_run() {
 	diag "$(grep '^RESULT race' "$out")"
 	diag "stats: $(mun_stats)"
 	if grep -q 'ident=bad' "$out"; then
-		fail "$label: unevictable_pgs_* events balance nr_mlock" "$(grep 'ident=bad' "$out")"
+		fail "$label: unevictable_pgs_* events balance nr_mlock, zones sum to Unevictable" "$(grep 'ident=bad' "$out")"
 	else
-		pass "$label: unevictable_pgs_* events balance nr_mlock"
+		pass "$label: unevictable_pgs_* events balance nr_mlock, zones sum to Unevictable"
 	fi
 	for f in unlocked freed; do
 		assert_eq "$label: Mlocked and nr_mlock back to the start once $f" "0 0" \

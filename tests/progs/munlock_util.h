@@ -314,12 +314,27 @@ struct mu_snap {
 	int nzones;
 	char zname[MU_MAX_ZONES][24];
 	long long nr_mlock[MU_MAX_ZONES];
+	long long nr_unev[MU_MAX_ZONES];	/* nr_zone_unevictable */
 	long long ev[MU_NEV];
 	long long lo[MU_NLO];
 	long long info[MU_NINFO];
 };
 
 static char mu_bigbuf[512 * 1024];
+
+/* Value of /proc/zoneinfo counter KEY in the zone section [p, next). */
+static inline long long mu_zone_field(const char *p, const char *next, const char *key)
+{
+	const char *m = p;
+	size_t len = strlen(key);
+
+	while ((m = strstr(m, key)) && (!next || m < next)) {
+		if (m[-1] == ' ' && m[len] == ' ')
+			return strtoll(m + len, NULL, 10);
+		m += len;
+	}
+	return 0;
+}
 
 /* Read the counters (the caller drains and refreshes first). No malloc. */
 static inline void mu_take(struct mu_snap *s)
@@ -345,17 +360,14 @@ static inline void mu_take(struct mu_snap *s)
 	for (p = mu_bigbuf; (p = strstr(p, "Node ")) && s->nzones < MU_MAX_ZONES; ) {
 		int node;
 		char zone[16];
-		char *nl = strchr(p, '\n');
 		char *next = strstr(p + 5, "\nNode ");
-		char *m;
 
 		if (sscanf(p, "Node %d, zone %15s", &node, zone) != 2)
 			mu_die("parse /proc/zoneinfo");
 		snprintf(s->zname[s->nzones], sizeof(s->zname[0]), "%d/%s", node, zone);
-		/* nr_mlock of this zone: before the next "Node " header */
-		m = strstr(nl ? nl : p, "nr_mlock");
-		s->nr_mlock[s->nzones] = (m && (!next || m < next)) ?
-			strtoll(m + strlen("nr_mlock"), NULL, 10) : 0;
+		/* this zone's counters: before the next "Node " header */
+		s->nr_mlock[s->nzones] = mu_zone_field(p, next, "nr_mlock");
+		s->nr_unev[s->nzones] = mu_zone_field(p, next, "nr_zone_unevictable");
 		s->nzones++;
 		p = next ? next + 1 : p + strlen(p);
 	}
@@ -376,17 +388,20 @@ static inline void mu_snapshot(struct mu_snap *s, const char *label)
 
 /*
  * Format the change b -> s:
- *   mlocked_kb=.. unevictable_kb=.. nr_mlock=N/ZONE:..,.. culled=.. ...
- *   stranded=.. ident=ok|bad | anonhuge_kb=.. lo_pages=.. ... migrated=..
+ *   mlocked_kb=.. unevictable_kb=.. nr_mlock=N/ZONE:..,..
+ *   nr_zone_unevictable=N/ZONE:..,.. culled=.. ... stranded=.. ident=ok|bad |
+ *   anonhuge_kb=.. lo_pages=.. ... migrated=..
  * The part before " | " is what must be identical between the stock and the
  * batched walk; ident: mlocked - munlocked - stranded - cleared ==
  * sum(nr_mlock) and Mlocked == 4 * sum(nr_mlock) (the events account every
- * PG_mlocked set and clear).  Returns the nr_mlock sum.
+ * PG_mlocked set and clear), and Unevictable == 4 * sum(nr_zone_unevictable)
+ * (the node's and the zones' LRU sizes move together: the batched walk
+ * applies them at the end of each lock hold).  Returns the nr_mlock sum.
  */
 static inline long long mu_fmt_delta(char *line, size_t size, const struct mu_snap *b,
 				     const struct mu_snap *s)
 {
-	long long sum = 0, bal;
+	long long sum = 0, usum = 0, bal;
 	int i, n;
 
 	n = snprintf(line, size, "mlocked_kb=%lld unevictable_kb=%lld nr_mlock=",
@@ -397,12 +412,20 @@ static inline long long mu_fmt_delta(char *line, size_t size, const struct mu_sn
 		sum += d;
 		n += snprintf(line + n, size - n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
 	}
+	n += snprintf(line + n, size - n, " nr_zone_unevictable=");
+	for (i = 0; i < s->nzones; i++) {
+		long long d = s->nr_unev[i] - (i < b->nzones ? b->nr_unev[i] : 0);
+
+		usum += d;
+		n += snprintf(line + n, size - n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
+	}
 	for (i = 0; i < MU_NEV; i++)
 		n += snprintf(line + n, size - n, " %s=%lld", mu_ev_names[i], s->ev[i] - b->ev[i]);
 	bal = (s->ev[3] - b->ev[3]) - (s->ev[4] - b->ev[4]) - (s->ev[6] - b->ev[6]) -
 	      (s->ev[5] - b->ev[5]);
 	n += snprintf(line + n, size - n, " ident=%s | anonhuge_kb=%lld",
-		      (bal == sum && s->mlocked_kb - b->mlocked_kb == 4 * sum) ? "ok" : "bad",
+		      (bal == sum && s->mlocked_kb - b->mlocked_kb == 4 * sum &&
+		       s->unevictable_kb - b->unevictable_kb == 4 * usum) ? "ok" : "bad",
 		      s->anonhuge_kb - b->anonhuge_kb);
 	for (i = 0; i < MU_NLO; i++)
 		n += snprintf(line + n, size - n, " lo_%s=%lld", mu_lo_names[i],
