@@ -99,6 +99,33 @@ for bs in 1 512; do
 	exact_case "fork-cow batch=$bs" fork-cow
 done
 mun_batch 256
+
+# The other LRU implementation.  The batched walk applies the classic LRU's
+# sizes itself but leaves a multi-gen LRU generation's to the kernel's
+# lru_gen_add/del_folio() (lruopt_munlock.c, mb_lru_del()).  6.1 defaults to
+# the classic LRU and 6.12 to MGLRU, so switching it here runs both branches
+# on both kernels.
+LG=/sys/kernel/mm/lru_gen/enabled
+if [ -w $LG ]; then
+	lg0=$(cat $LG)
+	case $lg0 in 0x0000) echo y >$LG ;; *) echo n >$LG ;; esac
+	lg1=$(cat $LG)
+	if [ "$lg1" = "$lg0" ]; then
+		fail "lru_gen/enabled switched for the second pass" "still $lg0"
+	else
+		diag "lru_gen/enabled: $lg0 -> $lg1 for anon, mlockall, fork-cow, shared-tmpfs, memcg"
+		mun_cg_begin >$D/cg2.out 2>&1
+		for sc in anon mlockall fork-cow shared-tmpfs memcg; do
+			exact_case "$sc lru_gen=$lg1" "$sc"
+		done
+		mun_cg_end
+		echo "$lg0" >$LG
+		assert_eq "lru_gen/enabled restored" "$lg0" "$(cat $LG)"
+	fi
+else
+	pass "lru_gen pass # SKIP no $LG"
+fi
+
 mun_enable 1
 mun_quiet_end
 
