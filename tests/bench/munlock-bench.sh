@@ -55,7 +55,7 @@ dmesg_mark "munlock-bench"
 ensure_loaded || exit 1
 mun_quiet_begin
 mun_batch 256
-diag "munlock-bench: kernel $(uname -r), $(nproc) CPUs, accel ${ACCEL:-?}, runs $RUNS, samples $SAMPLES, sweep $SWEEP, seed samples $SEED_SAMPLES"
+diag "munlock-bench: kernel $(uname -r), $(nproc) CPUs, accel ${ACCEL:-?}, runs $RUNS, samples $SAMPLES, sweep $SWEEP, seed samples $SEED_SAMPLES, lru_gen/enabled $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo -)"
 
 # run NAME CMD...: run a benchmark program, echo its RESULT lines
 run() {

@@ -132,7 +132,7 @@ selected() {
 	return 1
 }
 
-echo "BENCH-META kernel=$KREL short=$BENCH_KSHORT ncpu=$(nproc) mem_kb=$(meminfo MemTotal) accel=${ACCEL:-none} host=$HOST rounds=$ROUNDS quick=$QUICK configs=$CONFIGS warmup=$WARMUP ko=$KO"
+echo "BENCH-META kernel=$KREL short=$BENCH_KSHORT ncpu=$(nproc) mem_kb=$(meminfo MemTotal) accel=${ACCEL:-none} host=$HOST rounds=$ROUNDS quick=$QUICK configs=$CONFIGS warmup=$WARMUP lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none) ko=$KO"
 
 WL=""
 for f in "$BENCH_DIR"/w-*.sh; do
