@@ -114,10 +114,13 @@ static void mb_mod_mlock(struct mbatch *b, struct folio *folio, long nr)
  * lruvec_del_folio() and lruvec_add_folio() (mm_inline.h, the same on 6.1 and
  * 6.12) for a small folio, except that the classic LRU's size update is
  * gathered in @b and applied by mb_unlock() before the lruvec lock is
- * dropped.  Why that is safe: lru_size is written only under the lruvec lock,
- * which is held from the list change to the update, and its lockless readers
- * (reclaim's sizing, memory.stat) are approximate by design;
- * isolate_lru_folios() defers its update_lru_sizes() the same way.  Folios on
+ * dropped.  Why that is safe: the LRU sizes (lru_zone_size and the NR_LRU
+ * vmstat items) are only written under the lruvec lock, which is held from
+ * the list change to the update: whoever isolates one of our folios after
+ * folio_set_lru() needs that lock to subtract it, so it finds our addition
+ * applied.  Their lockless readers (reclaim's sizing, meminfo, memory.stat)
+ * are approximate by design; isolate_lru_folios() defers its
+ * update_lru_sizes() the same way.  Folios on
  * a multi-gen LRU generation (MGLRU, the default on Debian's 6.12) keep the
  * kernel's own per-folio accounting in lru_gen_add/del_folio(): only the
  * unevictable side is batched for them.
