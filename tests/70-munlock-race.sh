@@ -8,7 +8,11 @@
 # nr_mlock, the zones' nr_zone_unevictable sum to Unevictable,
 # Mlocked/nr_mlock are back at their start values once nothing is locked,
 # Unevictable once the pages are freed, no page of the test's areas still
-# PG_mlocked (kpageflags), no data corruption, no WARN.
+# PG_mlocked (kpageflags), no data corruption, no WARN.  "Nothing is
+# locked" is after one quiescent mlock+munlock of every area: the racing
+# phase itself can leave a page PG_mlocked in the stock kernel (a migration
+# that fails while the munlock walk passes its PTE); that count is shown.
+# Its order (stock or batched first) alternates between boots.
 # With two NUMA nodes (numa=fake=2 on the command line) move_pages really
 # migrates; with one, compaction does the migrating.
 # lruopt-timeout: 240
@@ -31,7 +35,7 @@ race_run() {
 	mun_reset
 	munlock_race "$SECS" "$label" >"$out" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 4 ]; then
+	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 5 ]; then
 		fail "$label: munlock_race ran and kept the data intact (status $rc)" "$(tail -5 "$out")"
 		return 1
 	fi
@@ -49,18 +53,34 @@ race_run() {
 				sed 's/.*mlocked_kb=\([-0-9]*\) .*nr_mlock=\([^ ]*\) .*/\1 \2/' |
 				awk '{ n = split($2, z, ","); s = 0; for (i = 1; i <= n; i++) { sub(/.*:/, "", z[i]); s += z[i] } print $1, s }')"
 	done
-	assert_eq "$label: no page of the three areas still PG_mlocked once unlocked (kpageflags)" \
+	# Left by the racing phase (stock behaviour when a migration fails
+	# under the last munlock walk): shown; the quiescent cycle after it
+	# must clear them, an over-counted page it cannot.
+	racing=$(sed -n "s/^RESULT race run=$label pg_mlocked_racing //p" "$out")
+	[ "$racing" = "anon=0 thp=0 shm=0" ] ||
+		diag "$label: PG_mlocked right after the racing phase: $racing"
+	assert_eq "$label: no page of the three areas still PG_mlocked after a quiescent mlock+munlock (kpageflags)" \
 		"anon=0 thp=0 shm=0" "$(sed -n "s/^RESULT race run=$label pg_mlocked //p" "$out")"
 	assert_eq "$label: Unevictable back to the start once freed" "0" \
 		"$(grep "^RESULT race run=$label stage=freed " "$out" | sed 's/.*unevictable_kb=\([-0-9]*\) .*/\1/')"
 }
 
-race_run stock 0
-check "stock run: the stock walk ran (stock_walks > 0, pages 0)" \
-	test "$(mun_stat stock_walks)" -gt 0 -a "$(mun_stat pages)" -eq 0
-race_run batched 1
-check "batched run: the batched walk ran (pages > 0, stock_walks 0)" \
-	test "$(mun_stat pages)" -gt 0 -a "$(mun_stat stock_walks)" -eq 0
+# The order alternates between boots, so that whatever the first run leaves
+# behind (fragmentation, queued work) does not always favour the same walk.
+order="stock batched"
+[ $(($(date +%s) % 2)) -eq 0 ] || order="batched stock"
+diag "order: $order"
+for r in $order; do
+	if [ $r = stock ]; then
+		race_run stock 0
+		check "stock run: the stock walk ran (stock_walks > 0, pages 0)" \
+			test "$(mun_stat stock_walks)" -gt 0 -a "$(mun_stat pages)" -eq 0
+	else
+		race_run batched 1
+		check "batched run: the batched walk ran (pages > 0, stock_walks 0)" \
+			test "$(mun_stat pages)" -gt 0 -a "$(mun_stat stock_walks)" -eq 0
+	fi
+done
 # Evidence that the racers ran.  Whether compaction actually migrates
 # anything depends on what it finds (a 6.12 run once isolated 18000 pages
 # and migrated none), so migrations are shown, not required; with two nodes

@@ -18,12 +18,17 @@
  *                 shrink_folio_list: reclaim isolation of pages the main
  *                 thread is mlocking/munlocking), and now and then mlocks /
  *                 munlocks its own mapping (mlock_count shared across mms).
- * Then everything stops, every mapping is munlocked, and the counters are
- * compared with the start (all CPUs drained, vmstat folded):
+ * Then everything stops (the loop ends with every area munlocked), the
+ * pages still PG_mlocked are counted, every area is mlocked and munlocked
+ * once more with nothing racing, and the counters are compared with the
+ * start (all CPUs drained, vmstat folded):
  *   RESULT race run=R stage=unlocked <delta as munlock_exact> ...
  *   RESULT race run=R stage=freed    <delta> ...
- *   RESULT race run=R pg_mlocked anon=N thp=N shm=N  (pages of each area
- *          still PG_mlocked at stage "unlocked", from /proc/kpageflags)
+ *   RESULT race run=R pg_mlocked_racing anon=N thp=N shm=N  (pages of each
+ *          area PG_mlocked right after the racing phase, /proc/kpageflags;
+ *          information: see the comment in main())
+ *   RESULT race run=R pg_mlocked anon=N thp=N shm=N  (the same at stage
+ *          "unlocked", after the quiescent cycle)
  *   RESULT race run=R iters=.. migrate_calls=.. on_target=.. compactions=..
  *          pageouts=.. child_mlocks=.. nodes=N  (on_target: pages move_pages
  *          reported on the requested node; real migrations are the
@@ -195,11 +200,53 @@ static void xmunlock(void *p, size_t len)
 		mu_die("munlock %p+%zu", p, len);
 }
 
+/*
+ * "WHAT anon=N thp=N shm=N [anon_pages=I,..]": pages of each area that are
+ * PG_mlocked (kpageflags), and the page indexes of the first anonymous ones
+ * (which of the main loop's ranges they lie in).  The memfd's pages are
+ * mapped by nobody at this point, so they are mapped (unlocked) just to look
+ * at them.
+ */
+static void pg_mlocked(char *buf, size_t size, const char *what)
+{
+	unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ, MAP_SHARED | MAP_POPULATE, shm_fd, 0);
+	unsigned long idx[4];
+	long na;
+	int n, i;
+
+	if (m == MAP_FAILED)
+		mu_die("mmap memfd");
+	na = mu_count_mlocked(anon, ANON_LEN, idx, 4);
+	n = snprintf(buf, size, "%s anon=%ld thp=%ld shm=%ld", what, na,
+		     mu_count_mlocked(thp, THP_LEN, NULL, 0),
+		     mu_count_mlocked(m, SHM_LEN, NULL, 0));
+	for (i = 0; i < na && i < 4; i++)
+		n += snprintf(buf + n, size - n, "%s%lu", i ? "," : " anon_pages=", idx[i]);
+	munmap(m, SHM_LEN);
+}
+
+/* mlock + munlock of the three areas, nothing racing. */
+static void quiescent_cycle(void)
+{
+	unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+
+	if (m == MAP_FAILED)
+		mu_die("mmap memfd");
+	xmlock(anon, ANON_LEN);
+	xmunlock(anon, ANON_LEN);
+	xmlock(thp, THP_LEN);
+	xmunlock(thp, THP_LEN);
+	xmlock(m, SHM_LEN);
+	shm_check(m, SHM_LEN, "parent");
+	xmunlock(m, SHM_LEN);
+	munmap(m, SHM_LEN);
+}
+
 int main(int argc, char **argv)
 {
 	struct mu_snap s0, s1, s2;
 	pthread_t tm = 0, tc = 0;
-	char line[2048], cbuf[256] = "", mbuf[128];
+	char line[2048], cbuf[256] = "", mbuf[128], mbuf0[128];
 	unsigned long iters = 0, kind_n[4] = { 0 };
 	double kind_max[4] = { 0 };
 	const char *actors = argc > 3 ? argv[3] : "mcp";
@@ -318,26 +365,28 @@ int main(int argc, char **argv)
 	}
 	if (read(pfd[0], cbuf, sizeof(cbuf) - 1) < 0)
 		cbuf[0] = 0;
-	/* Nothing is locked any more: every PG_mlocked must be gone. */
-	xmunlock(anon, ANON_LEN);
-	xmunlock(thp, THP_LEN);
+	/*
+	 * The loop's last munlock() of each area was its last walk: what the
+	 * racing phase left PG_mlocked is counted here (after draining every
+	 * CPU's batches), for information.  The kernel leaves a page PG_mlocked
+	 * when a migration of it fails while the munlock walk passes: the walk
+	 * skips the migration entry, and the putback (lru_add_fn()) puts the
+	 * still-PG_mlocked page on the unevictable LRU with mlock_count 0.
+	 * That is stock behaviour, for either walk.
+	 */
+	mu_drain_all();
+	pg_mlocked(mbuf0, sizeof(mbuf0), "pg_mlocked_racing");
+	/*
+	 * Then one mlock + munlock of every area, with no racer left: it
+	 * repairs such a page (mlock_count 0 -> 1 -> 0, PG_mlocked cleared)
+	 * but not an over-counted one, whose mlock_count stays >= 1.  After
+	 * it, every PG_mlocked must be gone.
+	 */
+	quiescent_cycle();
 	mu_verify(anon, ANON_LEN, 1, "anon");
 	mu_verify(thp, THP_LEN, 2, "thp");
 	mu_snapshot(&s1, "unlocked");
-	/*
-	 * Which area a leftover PG_mlocked belongs to: the memfd's pages are
-	 * mapped by nobody now, so map them (unlocked) just to look at them.
-	 */
-	{
-		unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ, MAP_SHARED | MAP_POPULATE, shm_fd, 0);
-
-		if (m == MAP_FAILED)
-			mu_die("mmap memfd");
-		snprintf(mbuf, sizeof(mbuf), "pg_mlocked anon=%ld thp=%ld shm=%ld",
-			 mu_count_mlocked(anon, ANON_LEN), mu_count_mlocked(thp, THP_LEN),
-			 mu_count_mlocked(m, SHM_LEN));
-		munmap(m, SHM_LEN);
-	}
+	pg_mlocked(mbuf, sizeof(mbuf), "pg_mlocked");
 	munmap(anon, ANON_LEN);
 	munmap(thp, THP_LEN);
 	close(shm_fd);
@@ -347,6 +396,7 @@ int main(int argc, char **argv)
 	printf("RESULT race run=%s stage=unlocked %s\n", argv[2], line);
 	mu_fmt_delta(line, sizeof(line), &s0, &s2);
 	printf("RESULT race run=%s stage=freed %s\n", argv[2], line);
+	printf("RESULT race run=%s %s\n", argv[2], mbuf0);
 	printf("RESULT race run=%s %s\n", argv[2], mbuf);
 	printf("RESULT race run=%s iters=%lu migrate_calls=%lu on_target=%lu compactions=%lu %s nodes=%d actors=%s",
 	       argv[2], iters, migrate_calls, on_target, compactions, cbuf, nnodes, actors);

@@ -214,10 +214,12 @@ static inline void mu_drain_all(void)
  * Number of pages of [p, p + len) that are present and have PG_mlocked set,
  * from /proc/self/pagemap (PFN, needs root) and /proc/kpageflags
  * (KPF_MLOCKED, bit 33): tells which area a leftover Mlocked page belongs
- * to.  A THP counts once: PG_mlocked lives on its head page only.  Returns
- * -1 when either file cannot be read.
+ * to.  A THP counts once: PG_mlocked lives on its head page only.  The page
+ * indexes (from p) of the first @nidx such pages go to @idx.  Returns -1
+ * when either file cannot be read.
  */
-static inline long mu_count_mlocked(const unsigned char *p, size_t len)
+static inline long mu_count_mlocked(const unsigned char *p, size_t len,
+				    unsigned long *idx, int nidx)
 {
 	unsigned long long ent, flags;
 	int pm, kf;
@@ -244,8 +246,11 @@ static inline long mu_count_mlocked(const unsigned char *p, size_t len)
 			n = -1;
 			break;
 		}
-		if (flags & (1ULL << 33))
+		if (flags & (1ULL << 33)) {
+			if (n < nidx)
+				idx[n] = i / MU_PAGE;
 			n++;
+		}
 	}
 out:
 	if (pm >= 0)
