@@ -120,10 +120,10 @@ static void mb_mod_mlock(struct mbatch *b, struct folio *folio, long nr)
  * folio_set_lru() needs that lock to subtract it, so it finds our addition
  * applied.  Their lockless readers (reclaim's sizing, meminfo, memory.stat)
  * are approximate by design; isolate_lru_folios() defers its
- * update_lru_sizes() the same way.  Folios on
- * a multi-gen LRU generation (MGLRU, the default on Debian's 6.12) keep the
- * kernel's own per-folio accounting in lru_gen_add/del_folio(): only the
- * unevictable side is batched for them.
+ * update_lru_sizes() the same way.  Folios on a multi-gen LRU generation
+ * (MGLRU, the default on Debian's 6.12) keep the kernel's own per-folio
+ * accounting in lru_gen_add/del_folio(): only the unevictable side is
+ * batched for them.
  */
 static void mb_lru_del(struct mbatch *b, struct folio *folio)
 {
