@@ -69,7 +69,6 @@ struct mbatch {
 	unsigned long ev[5];		/* indexed by enum mb_event */
 	/* LRU size deltas for @lruvec, applied before it is unlocked */
 	long lru_nr[NR_LRU_LISTS][MAX_NR_ZONES];
-	bool lru_dirty;
 	unsigned int n, limit;
 	unsigned int pages, batches, locks;
 };
@@ -134,7 +133,6 @@ static void mb_lru_del(struct mbatch *b, struct folio *folio)
 	if (lru != LRU_UNEVICTABLE)
 		list_del(&folio->lru);
 	b->lru_nr[lru][folio_zonenum(folio)]--;
-	b->lru_dirty = true;
 }
 
 static void mb_lru_add(struct mbatch *b, struct folio *folio)
@@ -144,29 +142,28 @@ static void mb_lru_add(struct mbatch *b, struct folio *folio)
 	if (lru_gen_add_folio(b->lruvec, folio, false))
 		return;
 	b->lru_nr[lru][folio_zonenum(folio)]++;
-	b->lru_dirty = true;
 	if (lru != LRU_UNEVICTABLE)
 		list_add(&folio->lru, &b->lruvec->lists[lru]);
 }
 
-/* Apply the gathered LRU sizes, then drop the lruvec lock. */
+/*
+ * Apply the gathered LRU sizes, then drop the lruvec lock.  Scanning the
+ * whole small table once per lock hold is cheaper than tracking which
+ * entries are in use for every folio.
+ */
 static void mb_unlock(struct mbatch *b)
 	__releases(&b->lruvec->lru_lock)
 {
 	enum lru_list lru;
 	int zid;
 
-	if (b->lru_dirty) {
-		for_each_lru(lru) {
-			for (zid = 0; zid < MAX_NR_ZONES; zid++) {
-				if (!b->lru_nr[lru][zid])
-					continue;
-				update_lru_size(b->lruvec, lru, zid,
-						b->lru_nr[lru][zid]);
-				b->lru_nr[lru][zid] = 0;
-			}
+	for_each_lru(lru) {
+		for (zid = 0; zid < MAX_NR_ZONES; zid++) {
+			if (!b->lru_nr[lru][zid])
+				continue;
+			update_lru_size(b->lruvec, lru, zid, b->lru_nr[lru][zid]);
+			b->lru_nr[lru][zid] = 0;
 		}
-		b->lru_dirty = false;
 	}
 	unlock_page_lruvec_irq(b->lruvec);
 	b->lruvec = NULL;
