@@ -210,17 +210,18 @@ static void xmunlock(void *p, size_t len)
 static void pg_mlocked(char *buf, size_t size, const char *what)
 {
 	unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ, MAP_SHARED | MAP_POPULATE, shm_fd, 0);
-	unsigned long idx[4];
+	unsigned long idx[4];	/* the first few are enough to place them */
+	const int nidx = sizeof(idx) / sizeof(idx[0]);
 	long na;
 	int n, i;
 
 	if (m == MAP_FAILED)
 		mu_die("mmap memfd");
-	na = mu_count_mlocked(anon, ANON_LEN, idx, 4);
+	na = mu_count_mlocked(anon, ANON_LEN, idx, nidx);
 	n = snprintf(buf, size, "%s anon=%ld thp=%ld shm=%ld", what, na,
 		     mu_count_mlocked(thp, THP_LEN, NULL, 0),
 		     mu_count_mlocked(m, SHM_LEN, NULL, 0));
-	for (i = 0; i < na && i < 4; i++)
+	for (i = 0; i < na && i < nidx; i++)
 		n += snprintf(buf + n, size - n, "%s%lu", i ? "," : " anon_pages=", idx[i]);
 	munmap(m, SHM_LEN);
 }

@@ -403,27 +403,37 @@ static inline void mu_snapshot(struct mu_snap *s, const char *label)
  * (the node's and the zones' LRU sizes move together: the batched walk
  * applies them at the end of each lock hold).  Returns the nr_mlock sum.
  */
+/*
+ * Append " NAME=ZONE:d,ZONE:d,.." for one per-zone counter (arrays @bv of
+ * snapshot @b and @sv of @s) at @line + *@n; returns the sum of the deltas.
+ */
+static inline long long mu_fmt_zones(char *line, size_t size, int *n, const char *name,
+				     const struct mu_snap *b, const long long *bv,
+				     const struct mu_snap *s, const long long *sv)
+{
+	long long sum = 0;
+	int i;
+
+	*n += snprintf(line + *n, size - *n, " %s=", name);
+	for (i = 0; i < s->nzones; i++) {
+		long long d = sv[i] - (i < b->nzones ? bv[i] : 0);
+
+		sum += d;
+		*n += snprintf(line + *n, size - *n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
+	}
+	return sum;
+}
+
 static inline long long mu_fmt_delta(char *line, size_t size, const struct mu_snap *b,
 				     const struct mu_snap *s)
 {
-	long long sum = 0, usum = 0, bal;
+	long long sum, usum, bal;
 	int i, n;
 
-	n = snprintf(line, size, "mlocked_kb=%lld unevictable_kb=%lld nr_mlock=",
+	n = snprintf(line, size, "mlocked_kb=%lld unevictable_kb=%lld",
 		     s->mlocked_kb - b->mlocked_kb, s->unevictable_kb - b->unevictable_kb);
-	for (i = 0; i < s->nzones; i++) {
-		long long d = s->nr_mlock[i] - (i < b->nzones ? b->nr_mlock[i] : 0);
-
-		sum += d;
-		n += snprintf(line + n, size - n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
-	}
-	n += snprintf(line + n, size - n, " nr_zone_unevictable=");
-	for (i = 0; i < s->nzones; i++) {
-		long long d = s->nr_unev[i] - (i < b->nzones ? b->nr_unev[i] : 0);
-
-		usum += d;
-		n += snprintf(line + n, size - n, "%s%s:%lld", i ? "," : "", s->zname[i], d);
-	}
+	sum = mu_fmt_zones(line, size, &n, "nr_mlock", b, b->nr_mlock, s, s->nr_mlock);
+	usum = mu_fmt_zones(line, size, &n, "nr_zone_unevictable", b, b->nr_unev, s, s->nr_unev);
 	for (i = 0; i < MU_NEV; i++)
 		n += snprintf(line + n, size - n, " %s=%lld", mu_ev_names[i], s->ev[i] - b->ev[i]);
 	bal = (s->ev[3] - b->ev[3]) - (s->ev[4] - b->ev[4]) - (s->ev[6] - b->ev[6]) -
