@@ -78,21 +78,26 @@ module: | $(B)
 $(B):
 	mkdir -p $@
 
+# KERNELS="<kver> ..." selects kernels (default: scripts/kernels), TESTS=GLOB
+# selects tests (e.g. TESTS='60-*,90-*'), LRUOPT_JOBS=N the VMs run at once.
+CHECK_ARGS = $(if $(TESTS),--tests '$(TESTS)')
+CHECK_ENV = LRUOPT_KERNELS="$(KERNELS)"
+
 check: deps
-	scripts/check
+	$(CHECK_ENV) scripts/check $(CHECK_ARGS)
 
 # The bpftrace suite (scripts/*.bt against known workloads, both kernels,
 # about 2 min each): kept out of make check only for its ~200 MiB
 # initramfs; CI runs it.
 check-bpf: deps
-	LRUOPT_SUITES=bpf scripts/check
+	$(CHECK_ENV) LRUOPT_SUITES=bpf scripts/check $(CHECK_ARGS)
 
 # The stress boot per kernel (100 load/toggle/unload cycles under a mixed
 # workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread): kept out
 # of make check, which stays near 15 minutes; CI runs both.
 # STRESS_CYCLES=N changes the number of cycles.
 stress: deps
-	LRUOPT_SUITES=stress scripts/check \
+	$(CHECK_ENV) LRUOPT_SUITES=stress scripts/check \
 		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
 
 demo:
