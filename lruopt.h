@@ -7,6 +7,7 @@
 
 #include <linux/kobject.h>
 #include <linux/livepatch.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sysfs.h>
 #include "lruopt_compat.h"
@@ -43,6 +44,7 @@ struct lruopt_counters {
  *        touch any unexported kernel symbol (they are resolved later)
  * @exit: free state; runs after the patch is gone
  * @kobj: the feature's directory (private to lruopt_main.c)
+ * @enabled_param: @enabled was given as a module parameter (lruopt_main.c)
  */
 struct lruopt_feature {
 	const char *name;
@@ -54,6 +56,7 @@ struct lruopt_feature {
 	int (*init)(void);
 	void (*exit)(void);
 	struct kobject *kobj;
+	bool enabled_param;
 };
 
 extern bool lruopt_enabled;
@@ -111,6 +114,23 @@ ssize_t lruopt_uint_store(struct kobject *kobj, struct kobj_attribute *attr,
 				lruopt_uint_store),			\
 		.val = &(var), .min = (lo), .max = (hi),		\
 	}
+
+/*
+ * Every knob is also a module parameter "<feature>_<knob>", read-only under
+ * /sys/module/lruopt/parameters/ (the knob is written under
+ * /sys/kernel/lruopt/), and validated by the same parser as the sysfs file:
+ * a bad value makes the load fail with -EINVAL, and the kernel's parameter
+ * parser names the parameter in dmesg.
+ */
+extern const struct kernel_param_ops lruopt_uint_param_ops;
+extern const struct kernel_param_ops lruopt_bool_param_ops;
+
+/* LRUOPT_UINT_ATTR() plus its module parameter @feat_@name. */
+#define LRUOPT_UINT_KNOB(feat, name, var, lo, hi, desc)			\
+	static LRUOPT_UINT_ATTR(name, var, lo, hi);				\
+	module_param_cb(feat##_##name, &lruopt_uint_param_ops, &name##_attr,	\
+			0444);							\
+	MODULE_PARM_DESC(feat##_##name, desc)
 
 int lruopt_parse_bool(const char *buf, size_t count, bool *res);
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);

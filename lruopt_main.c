@@ -177,6 +177,113 @@ ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var)
 	return count;
 }
 
+/* ------------------------------------------------------ module parameters */
+
+static int lruopt_uint_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct lruopt_uint_attr *ua = kp->arg;
+	unsigned int v;
+
+	/* the loader hands the bare value: no newline, NUL-terminated */
+	if (lruopt_parse_uint(val, strlen(val), ua->min, ua->max, &v))
+		return -EINVAL;
+	WRITE_ONCE(*ua->val, v);
+	return 0;
+}
+
+static int lruopt_uint_param_get(char *buf, const struct kernel_param *kp)
+{
+	struct lruopt_uint_attr *ua = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*ua->val));
+}
+
+const struct kernel_param_ops lruopt_uint_param_ops = {
+	.set = lruopt_uint_param_set,
+	.get = lruopt_uint_param_get,
+};
+
+static int lruopt_bool_param_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+
+	/* "bool" params would also take y/n/on/off: the sysfs file does not */
+	if (!val || lruopt_parse_bool(val, strlen(val), &v))
+		return -EINVAL;
+	WRITE_ONCE(*(bool *)kp->arg, v);
+	return 0;
+}
+
+static int lruopt_bool_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(*(bool *)kp->arg));
+}
+
+const struct kernel_param_ops lruopt_bool_param_ops = {
+	.set = lruopt_bool_param_set,
+	.get = lruopt_bool_param_get,
+};
+
+/* A feature's switch: parsed like a bool, and remembered as given. */
+static int lruopt_feature_param_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	struct lruopt_feature *f = kp->arg;
+	bool v;
+
+	if (!val || lruopt_parse_bool(val, strlen(val), &v))
+		return -EINVAL;
+	WRITE_ONCE(f->enabled, v);
+	f->enabled_param = true;
+	return 0;
+}
+
+static int lruopt_feature_param_get(char *buf, const struct kernel_param *kp)
+{
+	struct lruopt_feature *f = kp->arg;
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(f->enabled));
+}
+
+static const struct kernel_param_ops lruopt_feature_param_ops = {
+	.set = lruopt_feature_param_set,
+	.get = lruopt_feature_param_get,
+};
+
+#define LRUOPT_FEATURE_PARAM(feat)					\
+	module_param_cb(feat##_enabled, &lruopt_feature_param_ops,	\
+			&lruopt_##feat##_feature, 0444);		\
+	MODULE_PARM_DESC(feat##_enabled,				\
+			 "Initial value of " #feat "/enabled (0|1, default 1 where supported)")
+
+LRUOPT_FEATURE_PARAM(drain);
+LRUOPT_FEATURE_PARAM(munlock);
+LRUOPT_FEATURE_PARAM(memcg);
+
+/*
+ * A feature switched on by parameter that this kernel (or this load's
+ * patch_memcg choice) leaves out of the patch is an error, not a silently
+ * different setting; one left at its default just reads 0.
+ */
+static int lruopt_check_feature_params(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		struct lruopt_feature *f = lruopt_features[i];
+
+		if (f->supported || !f->enabled)
+			continue;
+		if (f->enabled_param) {
+			pr_err("refusing to load: %s_enabled=1, but %s is not in the patch on this kernel\n",
+			       f->name, f->name);
+			return -EINVAL;
+		}
+		f->enabled = false;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ root files */
 
 static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -530,10 +637,11 @@ static int __init lruopt_init(void)
 	if (ret)
 		return ret;
 	/* Left out on request: then it looks like a kernel without it. */
-	if (!patch_memcg) {
+	if (!patch_memcg)
 		lruopt_memcg_feature.supported = false;
-		lruopt_memcg_feature.enabled = false;
-	}
+	ret = lruopt_check_feature_params();
+	if (ret)
+		return ret;
 
 	lruopt_kobj = kobject_create_and_add("lruopt", kernel_kobj);
 	if (!lruopt_kobj)

@@ -384,7 +384,8 @@ out:
 	return 0;
 }
 
-static LRUOPT_UINT_ATTR(batch, munlock_batch, 1, MUNLOCK_BATCH_MAX);
+LRUOPT_UINT_KNOB(munlock, batch, munlock_batch, 1, MUNLOCK_BATCH_MAX,
+		 "Initial value of munlock/batch: folios per lruvec lock hold (1..512, default 256)");
 
 static struct attribute *munlock_attrs[] = {
 	&batch_attr.kattr.attr,

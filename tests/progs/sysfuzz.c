@@ -28,6 +28,12 @@
  * Output: one line per failure ("FAIL ..."), then
  *   sysfuzz: FILE: N bad inputs, F failures, R reads checked
  * Exit status: 0 all rejected and unchanged, 1 a failure, 2 usage.
+ *
+ * sysfuzz -l KIND [ARGS] -: write nothing; list the corpus inputs that can
+ * be a module parameter's value on an insmod command line (no blank,
+ * control byte, quote or NUL; at most 4096 bytes), one per line, so that
+ * the module parameters are fuzzed with the same corpus as their sysfs
+ * files (tests/15-params.sh).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -47,6 +53,7 @@ static char watch[512];		/* the file whose value must stay unchanged */
 static int monotonic;		/* reset: the watched counter may only grow */
 static int empty_ok;		/* cpulist: a lone newline is the empty set */
 static long tried, failures, reads;
+static int list_only;		/* -l: print argv-safe inputs, write nothing */
 
 struct input {
 	char buf[3 * PAGE];
@@ -141,6 +148,8 @@ static void try_bad(const struct input *in, const char *first)
 	ssize_t n;
 	int fd, err;
 
+	if (list_only)
+		return;		/* only add() lists inputs */
 	tried++;
 	fd = open(file, O_WRONLY);
 	if (fd < 0) {
@@ -188,6 +197,17 @@ static void add(const char *name, const void *bytes, size_t len)
 
 	if (len > sizeof(in.buf))
 		len = sizeof(in.buf);
+	if (list_only) {
+		const unsigned char *b = bytes;
+		size_t i;
+
+		for (i = 0; i < len; i++)
+			if (b[i] <= ' ' || b[i] > '~' || b[i] == '"' || b[i] == '\'')
+				return;
+		if (len && len <= PAGE)
+			printf("%.*s\n", (int)len, (const char *)bytes);
+		return;
+	}
 	memcpy(in.buf, bytes, len);
 	in.len = len;
 	snprintf(in.name, sizeof(in.name), "%s", name);
@@ -334,6 +354,9 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "-r")) {
 		root = argv[2];
 		i = 3;
+	} else if (argc > 1 && !strcmp(argv[1], "-l")) {
+		list_only = 1;
+		i = 2;
 	}
 	if (argc - i < 2)
 		return usage();
@@ -426,6 +449,8 @@ int main(int argc, char **argv)
 	} else {
 		return usage();
 	}
+	if (list_only)
+		return 0;
 	printf("sysfuzz: %s: %ld bad inputs, %ld failures, %ld reads checked\n",
 	       file, tried, failures, reads);
 	return failures ? 1 : 0;

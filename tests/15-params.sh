@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# 15-params: every knob is also a module parameter, validated like its sysfs
+# file.  For each parameter the module lists under
+# /sys/module/lruopt/parameters (a parameter without a known kind fails: a
+# new one needs its entry below):
+#  - a valid non-default value at insmod shows in the knob's sysfs file and
+#    in the read-only parameter file;
+#  - every input of the sysfs fuzz corpus for its kind that fits on an
+#    insmod command line (sysfuzz -l) makes insmod fail, leaves nothing
+#    loaded, and dmesg names the parameter for each bad value.
+# lruopt-timeout: 1200
+. /tests/lib.sh
+dmesg_mark "15-params"
+ensure_unloaded || exit 1
+
+PARAMS=/sys/module/lruopt/parameters
+# nr_cpu_ids: one more than the highest possible CPU
+NBITS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
+
+# spec PARAM: "SYSFS-FILE|VALID-NON-DEFAULT|SYSFUZZ-KIND-AND-ARGS", "skip"
+# for parameters tested elsewhere, or "unknown".
+spec() {
+	case $1 in
+	enabled) echo "$LO/enabled|0|bool" ;;
+	drain_enabled) echo "$LO/drain/enabled|0|bool" ;;
+	munlock_enabled) echo "$LO/munlock/enabled|0|bool" ;;
+	memcg_enabled) echo "$LO/memcg/enabled|0|bool" ;;
+	munlock_batch) echo "$LO/munlock/batch|64|uint 1 512" ;;
+	drain_timeout_us) echo "$LO/drain/timeout_us|1234|uint 0 10000000" ;;
+	drain_coalesce_us) echo "$LO/drain/coalesce_us|777|uint 0 1000000" ;;
+	drain_skip_isolated) echo "$LO/drain/skip_isolated|1|bool" ;;
+	drain_skip_cpus) echo "$LO/drain/skip_cpus|1|cpulist $NBITS" ;;
+	# patch_memcg: 80-memcg-*; fault_target: 50-refuse (testing only)
+	patch_memcg | fault_target) echo skip ;;
+	*) echo unknown ;;
+	esac
+}
+
+check "setup: load once to list the parameters" load_lruopt
+names=$(ls "$PARAMS" 2>/dev/null | sort)
+check "setup: unload" unload_lruopt
+check "$(echo "$names" | grep -c .) module parameters listed" test -n "$names"
+
+# nothing_left: no module, no livepatch, no sysfs tree.
+nothing_left() {
+	! lruopt_loaded && [ ! -e "$LP" ] && [ ! -e "$LO" ]
+}
+
+total=0
+for p in $names; do
+	s=$(spec "$p")
+	case $s in
+	skip) continue ;;
+	unknown)
+		fail "module parameter $p has no entry in 15-params (add its kind)"
+		continue ;;
+	esac
+	file=${s%%|*}
+	rest=${s#*|}
+	valid=${rest%%|*}
+	kind=${rest#*|}
+
+	# memcg_enabled=1 where memcg is not in the patch must be refused;
+	# where it is, 0 is the valid non-default value.
+	if [ "$p" = memcg_enabled ] && [ "$(memcg_expected_supported)" = 0 ]; then
+		dmesg_mark "15-params $p=1"
+		if out=$(insmod "$KO" memcg_enabled=1 2>&1); then
+			fail "memcg_enabled=1 refused where memcg is not patched" "insmod succeeded"
+			unload_lruopt >/dev/null
+		else
+			check "memcg_enabled=1 refused where memcg is not patched, dmesg says why" \
+				sh -c "dmesg | tail -n 20 | grep -q 'memcg_enabled=1, but memcg is not in the patch'"
+		fi
+		check "nothing left loaded after memcg_enabled=1" nothing_left
+	else
+		if check "insmod $p=$valid" load_lruopt "$p=$valid"; then
+			assert_eq "$p=$valid shows in $file" "$valid" "$(readval "$file")"
+			assert_eq "$p=$valid shows in $PARAMS/$p" "$valid" "$(readval "$PARAMS/$p")"
+			check "unload after $p=$valid" unload_lruopt
+		fi
+	fi
+
+	# The corpus, as insmod arguments.
+	# shellcheck disable=SC2086
+	corpus=$(sysfuzz -l $kind -)
+	n=0 ok=0 loaded=0
+	dmesg_mark "15-params $p corpus"
+	set -f		# the values reach insmod unexpanded
+	for v in $corpus; do
+		n=$((n + 1))
+		if insmod "$KO" "$p=$v" >/dev/null 2>&1; then
+			diag "$p=$(_show "$v") was accepted"
+			unload_lruopt >/dev/null
+			continue
+		fi
+		if nothing_left; then
+			ok=$((ok + 1))
+		else
+			loaded=$((loaded + 1))
+			unload_lruopt >/dev/null
+		fi
+	done
+	set +f
+	total=$((total + n))
+	assert_eq "$p ($kind): all $n bad values fail insmod, nothing left loaded" "$n" "$ok"
+	# busybox insmod tries finit_module(), then init_module(): the kernel
+	# parses (and names) a bad value once per attempt.
+	named=$(dmesg_since_mark | grep -c "invalid for parameter .$p'")
+	check "$p: dmesg names the parameter for every bad value ($named lines for $n values)" \
+		test "$named" -ge "$n"
+done
+diag "module parameters: $total bad values tried"
+check "nothing loaded at the end" nothing_left
+check_dmesg_clean "no kernel warnings from the parameter tests"
