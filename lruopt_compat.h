@@ -52,6 +52,8 @@ void mlock_folio(struct folio *folio);
 /* ------------------------------------------------------------- 6.12 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.12"
+/* Livepatch modules may have trace events since v6.3 (see lruopt_trace.h). */
+#define LRUOPT_HAVE_MODULE_TRACEPOINTS 1
 
 /* mm/swap.c */
 struct lruopt_cpu_fbatches {
@@ -210,6 +212,8 @@ static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
 /* -------------------------------------------------------------- 6.1 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.1"
+/* TAINT_LIVEPATCH is a "bad taint" for trace events here (lruopt_trace.h). */
+#define LRUOPT_HAVE_MODULE_TRACEPOINTS 0
 
 /* mm/swap.c */
 struct lruopt_lru_rotate {

@@ -34,9 +34,13 @@
 #include <linux/utsname.h>
 #include "lruopt.h"
 
+/* The tracepoints' definitions live here; lruopt_trace.h says what they are. */
+#define CREATE_TRACE_POINTS
+#include "lruopt_trace.h"
+
 bool lruopt_enabled = true;
-module_param_named(enabled, lruopt_enabled, bool, 0444);
-MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (default 1)");
+module_param_cb(enabled, &lruopt_bool_param_ops, &lruopt_enabled, 0444);
+MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (0|1, default 1)");
 
 static bool patch_memcg = true;
 module_param(patch_memcg, bool, 0444);

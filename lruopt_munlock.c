@@ -45,6 +45,7 @@
 #include <linux/pagemap.h>
 #include <linux/vmstat.h>
 #include "lruopt.h"
+#include "lruopt_trace.h"
 
 enum { MS_PAGES, MS_BATCHES, MS_LOCKS, MS_FALLBACKS, MS_STOCK_WALKS, MS_NR };
 
@@ -71,6 +72,8 @@ struct mbatch {
 	long lru_nr[NR_LRU_LISTS][MAX_NR_ZONES];
 	unsigned int n, limit;
 	unsigned int pages, batches, locks;
+	unsigned int flushed_locks;	/* @locks at the last flush */
+	bool mlock;			/* direction, for the tracepoint */
 };
 
 enum mb_event { EV_MLOCKED, EV_MUNLOCKED, EV_STRANDED, EV_CULLED, EV_RESCUED };
@@ -184,8 +187,11 @@ static void mb_flush(struct mbatch *b)
 			count_vm_events(mb_event_item[i], b->ev[i]);
 		b->ev[i] = 0;
 	}
-	if (b->n)
+	if (b->n) {
 		b->batches++;
+		trace_munlock_batch(b->n, b->locks - b->flushed_locks, b->mlock);
+	}
+	b->flushed_locks = b->locks;
 	b->n = 0;
 }
 
@@ -321,7 +327,10 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 {
 	struct vm_area_struct *vma = walk->vma;
 	bool batched = lruopt_active(&lruopt_munlock_feature);
-	struct mbatch b = { .limit = READ_ONCE(munlock_batch) };
+	struct mbatch b = {
+		.limit = READ_ONCE(munlock_batch),
+		.mlock = !!(vma->vm_flags & VM_LOCKED),
+	};
 	unsigned long start = addr;
 	pte_t *start_pte, *pte;
 	unsigned int step;

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lruopt's tracepoints: the "lruopt" trace system.
+ *
+ *   lruopt:drain          one lru_add_drain_all() call that reached lruopt
+ *   lruopt:munlock_batch  one batch of the mlock/munlock walk (one or more
+ *                         lruvec lock holds, flushed together)
+ *
+ * Like every kernel tracepoint they cost a patched-out jump (static key)
+ * while disabled.  They are defined in lruopt_main.c (CREATE_TRACE_POINTS),
+ * so the module's text holds them and they go away with it; a livepatch
+ * transition never runs trace code that is not the module's own.
+ *
+ * Their counts agree with the stats/ files: every munlock_batch event is one
+ * of munlock/stats/batches, and its folios add up to munlock/stats/pages;
+ * every drain event is one call that reached lruopt's drain (calls that the
+ * switches sent to the stock function have none).
+ *
+ * 6.1 has none of them: before v6.3 (commit e7bb66f79a7b, "tracepoint: Allow
+ * livepatch module add trace event") the tracing core treats TAINT_LIVEPATCH
+ * as a bad taint and registers neither the tracepoints nor the events of a
+ * livepatch module (it logs "module has bad taint, not creating trace
+ * events" at every load instead).  There the calls compile to nothing
+ * (LRUOPT_HAVE_MODULE_TRACEPOINTS, lruopt_compat.h) and the kprobe-based
+ * bpftrace scripts and the stats/ files remain.
+ */
+#ifndef _LRUOPT_TRACE_ENUMS
+#define _LRUOPT_TRACE_ENUMS
+#include "lruopt.h"
+
+/* How a drain call ended (lruopt:drain's "result"). */
+enum lruopt_drain_result {
+	LRUOPT_DRAIN_FULL,	/* every CPU that needed it was drained */
+	LRUOPT_DRAIN_PARTIAL,	/* some were skipped, deferred or late */
+	LRUOPT_DRAIN_COALESCED,	/* answered by a full drain just before */
+	LRUOPT_DRAIN_FALLBACK,	/* the stock drain ran (no memory) */
+};
+
+#if !LRUOPT_HAVE_MODULE_TRACEPOINTS
+static inline void trace_drain(unsigned long caller, bool hint,
+			       unsigned int queued, bool inline_drain,
+			       unsigned int skipped, unsigned int deferred,
+			       unsigned int remote, unsigned int timed_out,
+			       u64 wait_ns, enum lruopt_drain_result result)
+{
+}
+
+static inline void trace_munlock_batch(unsigned int folios,
+				       unsigned int locks, bool mlock)
+{
+}
+#endif
+#endif /* _LRUOPT_TRACE_ENUMS */
+
+#if LRUOPT_HAVE_MODULE_TRACEPOINTS
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM lruopt
+
+#if !defined(_LRUOPT_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _LRUOPT_TRACE_H
+
+#include <linux/tracepoint.h>
+
+/* Let user space tools resolve the symbolic names. */
+TRACE_DEFINE_ENUM(LRUOPT_DRAIN_FULL);
+TRACE_DEFINE_ENUM(LRUOPT_DRAIN_PARTIAL);
+TRACE_DEFINE_ENUM(LRUOPT_DRAIN_COALESCED);
+TRACE_DEFINE_ENUM(LRUOPT_DRAIN_FALLBACK);
+
+TRACE_EVENT(drain,
+	    TP_PROTO(unsigned long caller, bool hint, unsigned int queued,
+		     bool inline_drain, unsigned int skipped, unsigned int deferred,
+		     unsigned int remote, unsigned int timed_out, u64 wait_ns,
+		     enum lruopt_drain_result result),
+	    TP_ARGS(caller, hint, queued, inline_drain, skipped, deferred, remote,
+		    timed_out, wait_ns, result),
+	    TP_STRUCT__entry(__field(unsigned long, caller)
+			     __field(u64, wait_ns)
+			     __field(unsigned int, queued)
+			     __field(unsigned int, skipped)
+			     __field(unsigned int, deferred)
+			     __field(unsigned int, remote)
+			     __field(unsigned int, timed_out)
+			     __field(unsigned int, result)
+			     __field(bool, hint)
+			     __field(bool, inline_drain)),
+	    TP_fast_assign(__entry->caller = caller;
+			   __entry->wait_ns = wait_ns;
+			   __entry->queued = queued;
+			   __entry->skipped = skipped;
+			   __entry->deferred = deferred;
+			   __entry->remote = remote;
+			   __entry->timed_out = timed_out;
+			   __entry->result = result;
+			   __entry->hint = hint;
+			   __entry->inline_drain = inline_drain;),
+	    TP_printk("caller=%pS class=%s queued=%u inline=%d skipped=%u deferred=%u remote=%u timed_out=%u wait_ns=%llu result=%s",
+		      (void *)__entry->caller, __entry->hint ? "hint" : "strict",
+		      __entry->queued, __entry->inline_drain, __entry->skipped,
+		      __entry->deferred, __entry->remote, __entry->timed_out,
+		      __entry->wait_ns,
+		      __print_symbolic(__entry->result,
+				       { LRUOPT_DRAIN_FULL, "full" },
+				       { LRUOPT_DRAIN_PARTIAL, "partial" },
+				       { LRUOPT_DRAIN_COALESCED, "coalesced" },
+				       { LRUOPT_DRAIN_FALLBACK, "fallback" }))
+);
+
+TRACE_EVENT(munlock_batch,
+	    TP_PROTO(unsigned int folios, unsigned int locks, bool mlock),
+	    TP_ARGS(folios, locks, mlock),
+	    TP_STRUCT__entry(__field(unsigned int, folios)
+			     __field(unsigned int, locks)
+			     __field(bool, mlock)),
+	    TP_fast_assign(__entry->folios = folios;
+			   __entry->locks = locks;
+			   __entry->mlock = mlock;),
+	    TP_printk("folios=%u locks=%u direction=%s", __entry->folios,
+		      __entry->locks, __entry->mlock ? "mlock" : "munlock")
+);
+
+#endif /* _LRUOPT_TRACE_H */
+
+/* This part must be outside the include guard. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE lruopt_trace
+#include <trace/define_trace.h>
+#endif /* LRUOPT_HAVE_MODULE_TRACEPOINTS */
