@@ -115,7 +115,7 @@ help:
 # ------------------------------------------------------------ quality gates
 
 .PHONY: tools w1 kerneldoc install uninstall dkms-install dkms-remove \
-	check-rt debug-kernel
+	dkms-src deb check-rt debug-kernel
 
 # The stock kernels the gates build for (override: KERNELS="<kver> ...").
 KERNELS = $(shell scripts/kernels)
@@ -213,6 +213,10 @@ uninstall:
 DKMS_VER := $(shell sed -n 's/^\#define LRUOPT_VERSION "\(.*\)"/\1/p' lruopt.h)
 DKMS_SRC := /usr/src/lruopt-$(DKMS_VER)
 DKMS_KERNELS ?= $(KVER)
+# What DKMS needs in /usr/src/lruopt-VER to run the "module" target (BTF
+# layout check + klp-convert), for dkms-install and the Debian package alike.
+DKMS_FILES := Makefile $(SRCS)
+DKMS_SCRIPTS := scripts/btf-layout scripts/klp-convert
 
 dkms-install:
 	@command -v dkms >/dev/null || { echo "lruopt: dkms is not installed:" \
@@ -220,9 +224,8 @@ dkms-install:
 	@test -n "$(DKMS_VER)" || { echo "lruopt: no LRUOPT_VERSION in lruopt.h" >&2; exit 1; }
 	if [ -n "$$(dkms status lruopt/$(DKMS_VER) 2>/dev/null)" ]; then \
 		dkms remove lruopt/$(DKMS_VER) --all; fi
-	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)/scripts
-	cp Makefile $(SRCS) $(DKMS_SRC)/
-	cp scripts/btf-layout scripts/klp-convert $(DKMS_SRC)/scripts/
+	rm -rf $(DKMS_SRC)
+	$(MAKE) --no-print-directory dkms-src
 	sed 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(DKMS_VER)"/' dkms.conf \
 		>$(DKMS_SRC)/dkms.conf
 	dkms add lruopt/$(DKMS_VER)
@@ -234,6 +237,25 @@ dkms-remove:
 	if [ -n "$$(dkms status lruopt/$(DKMS_VER) 2>/dev/null)" ]; then \
 		dkms remove lruopt/$(DKMS_VER) --all; fi
 	rm -rf $(DKMS_SRC)
+
+# The DKMS source tree (without dkms.conf) under $(DESTDIR)/usr/src.
+dkms-src:
+	install -d $(DESTDIR)$(DKMS_SRC)/scripts
+	install -m 0644 $(DKMS_FILES) $(DESTDIR)$(DKMS_SRC)/
+	install -m 0755 $(DKMS_SCRIPTS) $(DESTDIR)$(DKMS_SRC)/scripts/
+
+# make deb: build/lruopt-dkms_VER_all.deb with debhelper + dh-dkms, from a
+# staged copy of the tree (dpkg-buildpackage writes to the parent directory
+# and leaves debian/ build state behind).  Needs debhelper and dh-dkms.
+DEB_STAGE := build/deb/lruopt-$(DKMS_VER)
+deb:
+	rm -rf build/deb && mkdir -p $(DEB_STAGE)/scripts
+	cp -r $(DKMS_FILES) dkms.conf debian etc $(DEB_STAGE)/
+	cp $(DKMS_SCRIPTS) $(DEB_STAGE)/scripts/
+	cd $(DEB_STAGE) && dpkg-buildpackage -b -us -uc --no-pre-clean >../build.log 2>&1 \
+		|| { tail -n 30 ../build.log >&2; exit 1; }
+	mv build/deb/lruopt-dkms_$(DKMS_VER)_all.deb build/
+	@echo "deb: build/lruopt-dkms_$(DKMS_VER)_all.deb (log build/deb/build.log)"
 
 # Debian's PREEMPT_RT kernel: lruopt builds for it and must refuse to load.
 check-rt:
