@@ -4,9 +4,8 @@
 #  - 6.12: events/lruopt/{drain,munlock_batch} exist while the module is
 #    loaded; a known mlock + munlock of 8 MiB gives munlock_batch events whose
 #    count and folio sum equal munlock/stats/batches and pages, in both
-#    directions; a known drain (drain_call) gives drain events that agree
-#    with drain/stats and name the caller; the module unloads with the events
-#    enabled, and the events go with it.
+#    directions; the module unloads with the events enabled, and the events
+#    go with it.  (lruopt:drain is defined but not fired yet.)
 #  - 6.1: the kernel refuses trace events in livepatch modules (before
 #    v6.3): lruopt has none there, and loading it must not log the tracing
 #    core's "bad taint" complaint.
