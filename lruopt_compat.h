@@ -48,6 +48,10 @@ void mlock_folio(struct folio *folio);
  * A failing static_assert() below names the member of the kernel's private
  * structure that no longer matches this mirror: the target kernel changed.
  */
+
+/* Every mirror embeds it by value: the header's copy must be the kernel's. */
+static_assert(sizeof(struct folio_batch) == LRUOPT_BTF_folio_batch__SIZE);
+
 #if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
 /* ------------------------------------------------------------- 6.12 ---- */
 
