@@ -207,12 +207,17 @@ const struct kernel_param_ops lruopt_uint_param_ops = {
 	.get = lruopt_uint_param_get,
 };
 
+/* "bool" params would also take y/n/on/off: the sysfs files do not */
+static int lruopt_parse_param_bool(const char *val, bool *res)
+{
+	return val ? lruopt_parse_bool(val, strlen(val), res) : -EINVAL;
+}
+
 static int lruopt_bool_param_set(const char *val, const struct kernel_param *kp)
 {
 	bool v;
 
-	/* "bool" params would also take y/n/on/off: the sysfs file does not */
-	if (!val || lruopt_parse_bool(val, strlen(val), &v))
+	if (lruopt_parse_param_bool(val, &v))
 		return -EINVAL;
 	WRITE_ONCE(*(bool *)kp->arg, v);
 	return 0;
@@ -235,7 +240,7 @@ static int lruopt_feature_param_set(const char *val,
 	struct lruopt_feature *f = kp->arg;
 	bool v;
 
-	if (!val || lruopt_parse_bool(val, strlen(val), &v))
+	if (lruopt_parse_param_bool(val, &v))
 		return -EINVAL;
 	WRITE_ONCE(f->enabled, v);
 	f->enabled_param = true;
