@@ -26,7 +26,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/ctype.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -42,10 +44,46 @@ bool lruopt_enabled = true;
 module_param_cb(enabled, &lruopt_bool_param_ops, &lruopt_enabled, 0444);
 MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (0|1, default 1)");
 
-static bool patch_memcg = true;
-module_param(patch_memcg, bool, 0444);
+/*
+ * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
+ * Replacing lock_page_memcg() costs every page map/unmap an ftrace
+ * redirection, and the replacement can only gain while charges move between
+ * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
+ */
+enum { PATCH_MEMCG_OFF, PATCH_MEMCG_ON, PATCH_MEMCG_AUTO };
+
+static const char *const patch_memcg_names[] = {
+	[PATCH_MEMCG_OFF] = "0",
+	[PATCH_MEMCG_ON] = "1",
+	[PATCH_MEMCG_AUTO] = "auto",
+};
+
+static int patch_memcg = PATCH_MEMCG_AUTO;
+
+/* Exactly "auto", "1" or "0": anything else fails insmod with -EINVAL. */
+static int patch_memcg_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(patch_memcg_names, val);
+
+	if (i < 0)
+		return -EINVAL;	/* the module loader logs the parameter */
+	*(int *)kp->arg = i;
+	return 0;
+}
+
+static int patch_memcg_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", patch_memcg_names[*(int *)kp->arg]);
+}
+
+static const struct kernel_param_ops patch_memcg_ops = {
+	.set = patch_memcg_set,
+	.get = patch_memcg_get,
+};
+
+module_param_cb(patch_memcg, &patch_memcg_ops, &patch_memcg, 0444);
 MODULE_PARM_DESC(patch_memcg,
-		 "Put the memcg page-stat lock (6.1) in the livepatch (default 1); 0 leaves the kernel's own lock and its cost alone (see README)");
+		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: only if the memory controller is on a cgroup-v1 hierarchy at load), 1 (always), 0 (never; see README)");
 
 static char *fault_target;
 module_param(fault_target, charp, 0444);
@@ -638,16 +676,65 @@ static int lruopt_features_init(void)
 	return 0;
 }
 
+/*
+ * Whether the memcg functions go into the patch, and why (for the log).  A
+ * feature left out looks like one the kernel lacks: supported = enabled = 0,
+ * not in targets, nothing redirected.
+ *
+ * Charges only move between memcgs of a cgroup-v1 hierarchy: on the default
+ * (v2) hierarchy mem_cgroup_can_attach() returns at once, mc.moving_task
+ * stays NULL and the stock lock never leaves its fast path, so replacing it
+ * could only add the ftrace cost.  The memory controller starts on the
+ * default hierarchy, whether or not cgroup2 is mounted; it moves to a v1
+ * hierarchy (clearing memory_cgrp_subsys_on_dfl_key) only when one is
+ * mounted with it, and back when that hierarchy is destroyed.  "At load
+ * time": a v1 hierarchy mounted later runs the stock lock, which is correct,
+ * merely not sped up.
+ */
+static const char *lruopt_memcg_decide(void)
+{
+	const char *why;
+	bool in;
+
+	switch (patch_memcg) {
+	case PATCH_MEMCG_OFF:
+		in = false;
+		why = "requested";
+		break;
+	case PATCH_MEMCG_ON:
+		in = true;
+		why = "requested";
+		break;
+	default:
+		if (mem_cgroup_disabled()) {
+			in = false;
+			why = "memory controller disabled (cgroup_disable=memory)";
+		} else if (cgroup_subsys_on_dfl(memory_cgrp_subsys)) {
+			in = false;
+			why = "memory controller on the cgroup-v2 hierarchy: charges never move";
+		} else {
+			in = true;
+			why = "memory controller on a cgroup-v1 hierarchy: charges can move";
+		}
+	}
+	/*
+	 * Left out: then it looks like a kernel without it, and
+	 * lruopt_check_feature_params() refuses an explicit memcg_enabled=1.
+	 */
+	if (!in)
+		lruopt_memcg_feature.supported = false;
+	return why;
+}
+
 static int __init lruopt_init(void)
 {
+	const char *memcg_why;
 	int ret;
 
 	ret = lruopt_check_kernel();
 	if (ret)
 		return ret;
-	/* Left out on request: then it looks like a kernel without it. */
-	if (!patch_memcg)
-		lruopt_memcg_feature.supported = false;
+	memcg_why = lruopt_memcg_decide();
 	ret = lruopt_check_feature_params();
 	if (ret)
 		return ret;
@@ -676,8 +763,10 @@ static int __init lruopt_init(void)
 	if (!LRUOPT_HAVE_MEMCG_MOVE)
 		pr_info("memcg: not applicable on this kernel: %s\n",
 			LRUOPT_MEMCG_WHY);
-	else if (!patch_memcg)
-		pr_info("memcg: left out of the patch (patch_memcg=0)\n");
+	else
+		pr_info("memcg: %s the patch (patch_memcg=%s): %s\n",
+			lruopt_memcg_feature.supported ? "in" : "left out of",
+			patch_memcg_names[patch_memcg], memcg_why);
 	pr_info("loaded %s for %s (%s line); patching started\n",
 		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
 	return 0;

@@ -63,7 +63,7 @@ done
 mc_type=$(awk '$1 == "mc" { print $3 }' /tmp/ksyms-counts)
 rm -f /tmp/ksyms-counts
 
-if [ "$(memcg_expected_supported)" = 1 ]; then
+if [ "$(memcg_kernel_has_move)" = 1 ]; then
 	check "the memcg feature's 'mc' is among the klp symbols on $(kernel_short)" \
 		sh -c "echo '$list' | grep -qx 'mc,0'"
 	assert_eq "mc is a static data symbol (type d) in kallsyms" d "$mc_type"

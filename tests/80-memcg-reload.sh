@@ -29,7 +29,7 @@
 . /tests/lib-memcg.sh
 dmesg_mark "80-memcg-reload"
 
-if [ "$(memcg_expected_supported)" != 1 ]; then
+if [ "$(memcg_kernel_has_move)" != 1 ]; then
 	skip "load/unload during charge moving" "no cgroup-v1 charge moving on $(uname -r)"
 	exit 0
 fi

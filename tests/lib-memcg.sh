@@ -7,6 +7,12 @@
 #     the memory controller is still free to bind to a v1 hierarchy.  It is
 #     mounted on its own directory rather than /sys/fs/cgroup/memory
 #     because a mkdir inside the cgroup2 mount would create a v2 cgroup.
+#     lruopt's default patch_memcg=auto puts the memcg functions into the
+#     livepatch only when the memory controller is on a v1 hierarchy at
+#     insmod, so sourcing this file mounts it (memcg_v1_auto, at the end)
+#     on a kernel with charge moving: every later load in the test then
+#     patches the memcg lock.  MCG_NO_AUTOMOUNT=1 before sourcing opts out
+#     (80-memcg-auto, which tests the v2 case itself).
 #   - groups $MCG_A and $MCG_B with memory.move_charge_at_immigrate=3.
 #   - an ext4 filesystem on a brd RAM disk at $MCG_FS, so that dirty and
 #     writeback are the real block-device writeback paths: on tmpfs a page
@@ -284,3 +290,16 @@ mcg_fresh() {
 mcg_pids_file() {
 	echo "${MCG_WL:-} ${MCG_MV:-}" >/tmp/wl.pids
 }
+
+# memcg_v1_auto: see the header; quiet unless the mount fails.  Run when this
+# file is sourced, before the test loads lruopt.
+memcg_v1_auto() {
+	local out
+	[ "${MCG_NO_AUTOMOUNT:-0}" = 1 ] && return 0
+	[ "$(memcg_kernel_has_move)" = 1 ] || return 0
+	if lruopt_loaded; then
+		diag "lib-memcg: lruopt is already loaded: its memcg decision was made without the v1 hierarchy"
+	fi
+	out=$(memcg_v1_mount) || diag "lib-memcg: cannot mount the v1 memory hierarchy: $out"
+}
+memcg_v1_auto

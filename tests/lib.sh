@@ -462,27 +462,44 @@ kernel_short() {
 	uname -r | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p'
 }
 
-# expected_targets: the exact content of $LO/targets for this kernel
+# expected_targets: the exact content of $LO/targets for this kernel after
+# a load with the default patch_memcg=auto, in the current cgroup set-up
 expected_targets() {
 	case $(kernel_short) in
-	6.1)
-		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" \
-			"folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
-			"lock_page_memcg memcg" "unlock_page_memcg memcg" ;;
-	6.12)
-		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock" ;;
+	6.1 | 6.12)
+		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock"
+		[ "$(memcg_expected_supported)" = 1 ] &&
+			printf '%s\n' "folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
+				"lock_page_memcg memcg" "unlock_page_memcg memcg"
+		return 0 ;;
 	*)
 		echo "unknown-kernel-$(uname -r)" ;;
 	esac
 }
 
-# memcg_expected_supported: 1 on 6.1 (folio_memcg_lock exists), 0 on 6.12
-memcg_expected_supported() {
+# memcg_kernel_has_move: 1 on 6.1 (cgroup-v1 charge moving, folio_memcg_lock
+# exists), 0 on 6.12 (CONFIG_MEMCG_V1=n)
+memcg_kernel_has_move() {
 	case $(kernel_short) in
 	6.1) echo 1 ;;
 	6.12) echo 0 ;;
 	*) echo "unknown" ;;
 	esac
+}
+
+# memcg_expected_supported: memcg/supported after a load now with the default
+# patch_memcg=auto (or the patch_memcg= of LRUOPT_KO_PARAMS): 1 iff the
+# kernel has charge moving and /proc/cgroups shows the memory controller
+# enabled on a cgroup-v1 hierarchy (id != 0; 0 is the default, v2, one).
+memcg_expected_supported() {
+	local has
+	has=$(memcg_kernel_has_move)
+	[ "$has" = 1 ] || { echo "$has"; return 0; }
+	case " $LRUOPT_KO_PARAMS " in
+	*" patch_memcg=1 "*) echo 1; return 0 ;;
+	*" patch_memcg=0 "*) echo 0; return 0 ;;
+	esac
+	awk '$1 == "memory" && $2 != 0 && $4 == 1 { f = 1 } END { print f + 0 }' /proc/cgroups
 }
 
 # ------------------------------------------------------------------ workload
