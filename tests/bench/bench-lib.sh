@@ -118,20 +118,40 @@ bench_ext4_cleanup() {
 }
 
 # ------------------------------------------------------------ memcg (6.1)
-# The cgroup-v1 memory group the memcg workloads run in, shared by them.
-BENCH_CG_ROOT=$BENCH_WORKDIR/memcg-v1
+# The memory group the memcg workloads run in, shared by them.  Which
+# hierarchy decides what lruopt's default patch_memcg=auto patches:
+#   v1 (default)  a cgroup-v1 memory hierarchy, where charges can move: auto
+#                 patches the memcg lock (its cost and gain are measured);
+#   v2            LRUOPT_BENCH_MEMCG=v2 (lruopt.bench_memcg=v2 on the VM's
+#                 command line): a cgroup-v2 memcg with memory enabled in the
+#                 root's subtree_control, as on a Debian 12 systemd host;
+#                 auto leaves the memcg lock alone (C should equal A).
+if [ "${LRUOPT_BENCH_MEMCG:-v1}" = v2 ]; then
+	BENCH_CG_ROOT=/sys/fs/cgroup
+else
+	BENCH_CG_ROOT=$BENCH_WORKDIR/memcg-v1
+fi
 BENCH_CG=$BENCH_CG_ROOT/lruopt-bench
 
-# bench_memcg_file NAME MIB: mount the v1 memory controller (once), create
-# the group, and write $BENCH_MNT/NAME (MIB MiB) from inside the group, so
-# that its page cache is charged to it.  Needs bench_ext4 first.
+# bench_memcg_file NAME MIB: mount the v1 memory controller or enable memory
+# in cgroup v2 (once), create the group, and write $BENCH_MNT/NAME (MIB MiB)
+# from inside the group, so that its page cache is charged to it.  Needs
+# bench_ext4 first.
 bench_memcg_file() {
-	mkdir -p "$BENCH_CG_ROOT"
-	if ! grep -q " $BENCH_CG_ROOT cgroup " /proc/mounts; then
-		mount -t cgroup -o memory memory "$BENCH_CG_ROOT" || {
-			echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
+	if [ "${LRUOPT_BENCH_MEMCG:-v1}" = v2 ]; then
+		grep -q " $BENCH_CG_ROOT cgroup2 " /proc/mounts &&
+			echo +memory >"$BENCH_CG_ROOT/cgroup.subtree_control" || {
+			echo "cannot enable the memory controller in cgroup v2 at $BENCH_CG_ROOT" >&2
 			return 1
 		}
+	else
+		mkdir -p "$BENCH_CG_ROOT"
+		if ! grep -q " $BENCH_CG_ROOT cgroup " /proc/mounts; then
+			mount -t cgroup -o memory memory "$BENCH_CG_ROOT" || {
+				echo "cannot mount the cgroup-v1 memory controller (bound to cgroup v2?)" >&2
+				return 1
+			}
+		fi
 	fi
 	mkdir -p "$BENCH_CG" || return 1
 	bench_in_memcg dd if=/dev/zero of="$BENCH_MNT/$1" bs=1048576 count="$2" 2>/dev/null || {
