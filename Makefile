@@ -44,16 +44,18 @@ ifeq ($(KVER),$(RUNNING))
 BTF ?= /sys/kernel/btf/vmlinux
 UTS_VERSION ?= $(shell uname -v)
 endif
+# VMLINUZ: an image that is not installed (scripts/matrix: dpkg -x'd).
+VMLINUZ ?= /boot/vmlinuz-$(KVER)
 ifneq ($(BTF),)
 BTF_SRC := --btf $(BTF)
 else
-BTF_SRC := --vmlinuz /boot/vmlinuz-$(KVER)
+BTF_SRC := --vmlinuz $(VMLINUZ)
 endif
 ifneq ($(UTS_VERSION),)
 BTF_SRC += --uts-version "$(UTS_VERSION)"
 endif
 
-.PHONY: all module check check-bpf stress demo deps clean style sparse help
+.PHONY: all module check check-bpf stress matrix demo deps clean style sparse help
 
 all: module
 ifeq ($(KVER),$(RUNNING))
@@ -99,6 +101,12 @@ check-bpf: deps
 stress: deps
 	$(CHECK_ENV) LRUOPT_SUITES=stress scripts/check \
 		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
+
+# Every Debian 12 point release the archive serves (scripts/matrix, see
+# docs/kernels.md): downloads into build/cache, builds lruopt for each,
+# smoke-boots the oldest and newest of each line, prints the table.
+matrix:
+	scripts/matrix $(MATRIX_ARGS)
 
 demo:
 	scripts/demo
