@@ -23,7 +23,7 @@
 #define _GNU_SOURCE
 #include <sys/mman.h>
 
-#include "ab_common.h"
+#include "common.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
@@ -37,31 +37,31 @@ int main(int argc, char **argv)
 	const size_t hp = 2UL << 20;
 	int collapse;
 
-	ab_prog = "ab_drainlat";
+	lt_prog = "ab_drainlat";
 	if (argc < 4 || argc > 6 ||
 	    (strcmp(argv[1], "compact") && strcmp(argv[1], "collapse"))) {
 		fprintf(stderr, "usage: ab_drainlat compact|collapse CALLS SLEEP_US [CPU [JITTER_US]]\n");
 		return 2;
 	}
 	collapse = !strcmp(argv[1], "collapse");
-	calls = ab_arg("CALLS", argv[2], 1, 10000000);
-	sleep_us = ab_arg("SLEEP_US", argv[3], 0, 10000000);
+	calls = lt_arg("CALLS", argv[2], 1, 10000000);
+	sleep_us = lt_arg("SLEEP_US", argv[3], 0, 10000000);
 	if (argc > 4)
-		cpu = ab_arg("CPU", argv[4], 0, 8191);
+		cpu = lt_arg("CPU", argv[4], 0, 8191);
 	if (argc > 5)
-		jitter_us = ab_arg("JITTER_US", argv[5], 0, 10000000);
-	srand((unsigned)ab_now_ns());
+		jitter_us = lt_arg("JITTER_US", argv[5], 0, 10000000);
+	srand((unsigned)lt_now_ns());
 	lat = calloc(calls, sizeof(*lat));
 	if (!lat)
-		ab_die("calloc");
-	ab_pin(cpu);
+		lt_die("calloc");
+	lt_pin(cpu);
 
 	if (collapse) {
 		/* 2 huge pages' worth, so the VMA can hold an aligned one */
 		map = mmap(NULL, 2 * hp, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (map == MAP_FAILED)
-			ab_die("mmap");
+			lt_die("mmap");
 		addr = (unsigned char *)(((unsigned long)map + hp - 1) & ~(hp - 1));
 		/* gives the VMA its anon_vma; a page outside the collapse range */
 		addr[hp - 4096] = 1;
@@ -69,27 +69,27 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < calls; i++) {
 		if (collapse) {
-			t0 = ab_now_ns();
+			t0 = lt_now_ns();
 			if (madvise(addr, 4096, MADV_COLLAPSE))
-				ab_die("madvise(MADV_COLLAPSE) call %ld", i);
-			lat[i] = ab_now_ns() - t0;
+				lt_die("madvise(MADV_COLLAPSE) call %ld", i);
+			lat[i] = lt_now_ns() - t0;
 		} else {
 			int fd;
 
-			t0 = ab_now_ns();
+			t0 = lt_now_ns();
 			fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
 			if (fd < 0 || write(fd, "1", 1) != 1)
-				ab_die("write /proc/sys/vm/compact_memory call %ld", i);
+				lt_die("write /proc/sys/vm/compact_memory call %ld", i);
 			close(fd);
-			lat[i] = ab_now_ns() - t0;
+			lat[i] = lt_now_ns() - t0;
 		}
 		if (sleep_us || jitter_us)
 			usleep(sleep_us + (jitter_us ? rand() % jitter_us : 0));
 	}
 	{
-		double mean = ab_mean(lat, calls);
-		long long p50 = ab_quantile(lat, calls, 0.5);
-		long long p90 = ab_quantile(lat, calls, 0.9);
+		double mean = lt_mean(lat, calls);
+		long long p50 = lt_quantile(lat, calls, 0.5);
+		long long p90 = lt_quantile(lat, calls, 0.9);
 
 		printf("ab_drainlat mode=%s calls=%ld median_us=%.1f p90_us=%.1f max_us=%.1f mean_us=%.1f\n",
 		       argv[1], calls, p50 / 1e3, p90 / 1e3, lat[calls - 1] / 1e3, mean / 1e3);

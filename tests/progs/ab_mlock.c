@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 
-#include "ab_common.h"
+#include "common.h"
 #include "seed_mlock.h"
 
 int main(int argc, char **argv)
@@ -27,27 +27,27 @@ int main(int argc, char **argv)
 	long iters, i;
 	int pers;
 
-	ab_prog = "ab_mlock";
+	lt_prog = "ab_mlock";
 	if (argc != 2) {
 		fprintf(stderr, "usage: ab_mlock ITERS\n");
 		return 2;
 	}
-	iters = ab_arg("ITERS", argv[1], 1, 100000000);
+	iters = lt_arg("ITERS", argv[1], 1, 100000000);
 	pers = personality(0xffffffff);
 	if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
 	    personality(pers | ADDR_NO_RANDOMIZE) != -1)
 		execv("/proc/self/exe", argv);	/* on failure: run randomised */
 
-	ab_pin((int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	lt_pin(lt_ncpus() - 1);
 	seed_mlock_test();			/* fault in the stack pages first */
-	m0 = ab_vmstat("unevictable_pgs_mlocked");
-	u0 = ab_vmstat("unevictable_pgs_munlocked");
-	t0 = ab_now_ns();
+	m0 = lt_vmstat("unevictable_pgs_mlocked");
+	u0 = lt_vmstat("unevictable_pgs_munlocked");
+	t0 = lt_now_ns();
 	for (i = 0; i < iters; i++)
 		seed_mlock_test();
-	t = ab_now_ns() - t0;
-	m1 = ab_vmstat("unevictable_pgs_mlocked");
-	u1 = ab_vmstat("unevictable_pgs_munlocked");
+	t = lt_now_ns() - t0;
+	m1 = lt_vmstat("unevictable_pgs_mlocked");
+	u1 = lt_vmstat("unevictable_pgs_munlocked");
 	if (seed_failures) {
 		fprintf(stderr, "ab_mlock: %d mlock/munlock calls failed\n", seed_failures);
 		return 1;

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE
 #include <sys/mman.h>
 
-#include "ab_common.h"
+#include "common.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -31,38 +31,38 @@ int main(int argc, char **argv)
 	size_t size, i, pages;
 	unsigned char *p;
 
-	ab_prog = "ab_timedmunlock";
+	lt_prog = "ab_timedmunlock";
 	if (argc != 3) {
 		fprintf(stderr, "usage: ab_timedmunlock MIB REPS\n");
 		return 2;
 	}
-	mib = ab_arg("MIB", argv[1], 1, 65536);
-	reps = ab_arg("REPS", argv[2], 1, 10000);
+	mib = lt_arg("MIB", argv[1], 1, 65536);
+	reps = lt_arg("REPS", argv[2], 1, 10000);
 	size = (size_t)mib << 20;
 	pages = size / page;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		ab_die("mmap %ld MiB", mib);
+		lt_die("mmap %ld MiB", mib);
 	if (madvise(p, size, MADV_NOHUGEPAGE))
-		ab_die("madvise(MADV_NOHUGEPAGE)");
+		lt_die("madvise(MADV_NOHUGEPAGE)");
 	/* populate without a page fault per page (slow under emulation) */
 	madvise(p, size, MADV_POPULATE_WRITE);
 	for (i = 0; i < size; i += page)
 		p[i] = (unsigned char)i;
 
 	for (r = 1; r <= reps; r++) {
-		m0 = ab_vmstat("unevictable_pgs_mlocked");
-		t0 = ab_now_ns();
+		m0 = lt_vmstat("unevictable_pgs_mlocked");
+		t0 = lt_now_ns();
 		if (mlock(p, size))
-			ab_die("mlock %ld MiB", mib);
-		t1 = ab_now_ns();
-		m1 = ab_vmstat("unevictable_pgs_mlocked");
-		u0 = ab_vmstat("unevictable_pgs_munlocked");
-		t2 = ab_now_ns();
+			lt_die("mlock %ld MiB", mib);
+		t1 = lt_now_ns();
+		m1 = lt_vmstat("unevictable_pgs_mlocked");
+		u0 = lt_vmstat("unevictable_pgs_munlocked");
+		t2 = lt_now_ns();
 		if (munlock(p, size))
-			ab_die("munlock %ld MiB", mib);
-		t2 = ab_now_ns() - t2;
-		u1 = ab_vmstat("unevictable_pgs_munlocked");
+			lt_die("munlock %ld MiB", mib);
+		t2 = lt_now_ns() - t2;
+		u1 = lt_vmstat("unevictable_pgs_munlocked");
 		printf("ab_timedmunlock rep=%ld pages=%zu mlock_ns_per_page=%.2f munlock_ns_per_page=%.2f mlocked=%lld munlocked=%lld\n",
 		       r, pages, (double)(t1 - t0) / pages, (double)t2 / pages,
 		       m1 - m0, u1 - u0);

@@ -1,25 +1,70 @@
-/* Shared helpers for the in-guest workload programs (static, no libc extras). */
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * common.h - the one helper library of the in-guest test and benchmark
+ * programs (the .c files of tests/progs), in the spirit of the kernel's
+ * tools/testing/selftests/kselftest.h: every program includes it, and a
+ * helper two programs need lives here, once.  Shared names carry the lt_
+ * ("lruopt test") prefix, as kselftest's carry ksft_.
+ *
+ * The helpers avoid stdio and malloc where they may run on a measured or
+ * counted path: the munlock exactness programs run under
+ * mlockall(MCL_FUTURE), where a new mapping (a stdio buffer, a malloc
+ * arena) would itself be mlocked and change the counters being compared.
+ *
+ * Include it after "#define _GNU_SOURCE" (sched_setaffinity, CPU_SET).
+ * scripts/mkinitramfs and scripts/lruopt-ab rebuild a program when its .c
+ * or any header in tests/progs is newer than the binary.
+ */
 #ifndef LRUOPT_PROGS_COMMON_H
 #define LRUOPT_PROGS_COMMON_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-/* Set by SIGTERM/SIGINT: the test harness stops a workload early with kill;
- * the loop then finishes its current iteration, cleans up and exits 0. */
-static volatile sig_atomic_t stop_requested;
+/* The program's name in messages; main() sets it first thing. */
+static const char *lt_prog __attribute__((unused)) = "lruopt-test";
 
-static void on_stop(int sig)
+/* Print "PROG: ERROR: message (errno N text)" with one write(2) and exit 1. */
+static inline void __attribute__((format(printf, 1, 2), noreturn))
+lt_die(const char *fmt, ...)
 {
-	(void)sig;
-	stop_requested = 1;
+	char buf[512];
+	int n, e = errno;
+	va_list ap;
+
+	n = snprintf(buf, sizeof(buf), "%s: ERROR: ", lt_prog);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	if (n < (int)sizeof(buf) - 40)
+		n += snprintf(buf + n, sizeof(buf) - n, " (errno %d %s)\n", e, strerror(e));
+	if (write(2, buf, strlen(buf)) < 0)
+		_exit(3);
+	exit(1);
 }
 
-static double now_s(void)
+/* ------------------------------------------------------------------ time */
+
+static inline long long lt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline double now_s(void)
 {
 	struct timespec ts;
 
@@ -27,24 +72,171 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Parse a bounded positive integer argument or die with a usage message. */
-static long parse_arg(const char *prog, const char *what, const char *s, long max)
+/* ------------------------------------------------------------------ CPUs */
+
+static inline int lt_ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/* Pin the calling task (and its future children) to @cpu, or die. */
+static inline void lt_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		lt_die("sched_setaffinity(cpu %d)", cpu);
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+/* A bounded integer argument (min..max), or exit 2 with a usage message. */
+static inline long lt_arg(const char *what, const char *s, long min, long max)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0 || v > max) {
-		fprintf(stderr, "%s: bad %s '%s' (1..%ld)\n", prog, what, s, max);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "%s: bad %s '%s' (%ld..%ld)\n", lt_prog, what, s, min, max);
 		exit(2);
 	}
 	return v;
 }
 
+/* A bounded positive integer argument (1..max) of program @prog. */
+static inline long parse_arg(const char *prog, const char *what, const char *s, long max)
+{
+	lt_prog = prog;
+	return lt_arg(what, s, 1, max);
+}
+
+/* ------------------------------------------------------------------ files */
+
+/* Read a whole (small) file into buf; returns length or -1. No stdio. */
+static inline ssize_t lt_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return len;
+}
+
+/* Write @val to @path in one write(2); 0 when all of it was accepted. */
+static inline int lt_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* A numeric sysfs value, or -1 if unreadable. */
+static inline long long lt_read_ll(const char *path)
+{
+	char buf[64];
+
+	if (lt_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* Value after "key" (a whole word at a line start, then blanks or ':'). */
+static inline long long lt_field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while ((p = strstr(p, key))) {
+		if ((p == text || p[-1] == '\n') &&
+		    (p[kl] == ' ' || p[kl] == ':' || p[kl] == '\t')) {
+			p += kl;
+			while (*p == ' ' || *p == ':' || *p == '\t')
+				p++;
+			return strtoll(p, NULL, 10);
+		}
+		p += kl;
+	}
+	return -1;
+}
+
+/* One counter of /proc/vmstat, -1 if absent. */
+static inline long long lt_vmstat(const char *key)
+{
+	static char buf[16384];
+
+	if (lt_read_file("/proc/vmstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	return lt_field(buf, key);
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+static inline int lt_cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @v in place; q in [0,1]: nearest-rank quantile. */
+static inline long long lt_quantile(long long *v, long n, double q)
+{
+	long i;
+
+	if (n <= 0)
+		return 0;
+	qsort(v, n, sizeof(*v), lt_cmp_ll);
+	i = (long)(q * (n - 1) + 0.5);
+	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+static inline double lt_mean(const long long *v, long n)
+{
+	double s = 0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		s += v[i];
+	return n ? s / n : 0;
+}
+
+/* ------------------------------------------------------------------ bounded runs */
+
+/* Set by SIGTERM/SIGINT: the test harness stops a workload early with kill;
+ * the loop then finishes its current iteration, cleans up and exits 0. */
+static volatile sig_atomic_t stop_requested;
+
+static inline void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 /* Install stop handlers and a hard alarm: a workload must never outlive its
  * duration by much, even if the harness forgets to kill it. */
-static void setup_bounded_run(long seconds)
+static inline void setup_bounded_run(long seconds)
 {
 	struct sigaction sa;
 

@@ -32,16 +32,16 @@ int main(int argc, char **argv)
 	long iters, samples, r, i;
 	int k, n[2] = { 0, 0 };
 
-	mu_prog = "mlock_seedloop";
+	lt_prog = "mlock_seedloop";
 	if (argc != 3 || (iters = strtol(argv[1], NULL, 10)) <= 0 ||
 	    (samples = strtol(argv[2], NULL, 10)) <= 0) {
 		fprintf(stderr, "usage: mlock_seedloop ITERS SAMPLES\n");
 		return 2;
 	}
-	mu_pin(mu_ncpus() - 1);
+	lt_pin(lt_ncpus() - 1);
 	for (k = 0; k < 2; k++)
 		if (!(us[k] = calloc(samples, sizeof(double))))
-			mu_die("calloc");
+			lt_die("calloc");
 	for (r = 0; r < samples; r++) {
 		int o;
 
@@ -49,12 +49,12 @@ int main(int argc, char **argv)
 			int v = (r % 2) ? 1 - o : o;
 			double t0;
 
-			if (mu_write_file(LO_MUNLOCK "/enabled", v ? "1" : "0"))
-				mu_die("write munlock/enabled");
-			t0 = mu_now();
+			if (lt_write_file(LO_MUNLOCK "/enabled", v ? "1" : "0"))
+				lt_die("write munlock/enabled");
+			t0 = now_s();
 			for (i = 0; i < iters; i++)
 				seed_mlock_test();
-			us[v][n[v]++] = (mu_now() - t0) * 1e6 / iters;
+			us[v][n[v]++] = (now_s() - t0) * 1e6 / iters;
 		}
 	}
 	for (k = 0; k < 2; k++) {
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	}
 	printf("RESULT bench=seedloop-ratio stock_over_lruopt=%.3f min_ratio=%.3f p10_ratio=%.3f\n",
 	       med[0] / med[1], us[0][0] / us[1][0], p10[0] / p10[1]);
-	mu_write_file(LO_MUNLOCK "/enabled", "1");
+	lt_write_file(LO_MUNLOCK "/enabled", "1");
 	if (seed_failures) {
 		fprintf(stderr, "mlock_seedloop: %d mlock/munlock calls failed\n", seed_failures);
 		return 1;

@@ -62,8 +62,8 @@ static const char *en_path = LO_MUNLOCK "/enabled";
 
 static void set_variant(int lruopt)
 {
-	if (mu_write_file(en_path, lruopt ? "1" : "0"))
-		mu_die("write %s", en_path);
+	if (lt_write_file(en_path, lruopt ? "1" : "0"))
+		lt_die("write %s", en_path);
 }
 
 static long long lo_stat(const char *name)
@@ -71,7 +71,7 @@ static long long lo_stat(const char *name)
 	char path[128];
 
 	snprintf(path, sizeof(path), LO_MUNLOCK "/stats/%s", name);
-	return mu_read_ll(path);
+	return lt_read_ll(path);
 }
 
 static unsigned char *populate(size_t len)
@@ -80,7 +80,7 @@ static unsigned char *populate(size_t len)
 					  MAP_PRIVATE | MAP_ANONYMOUS, -1);
 
 	if (madvise(a, len, MADV_NOHUGEPAGE))
-		mu_die("madvise(MADV_NOHUGEPAGE)");
+		lt_die("madvise(MADV_NOHUGEPAGE)");
 	mu_touch(a, len, 3);
 	mu_drain_all();
 	return a;
@@ -117,14 +117,14 @@ static void timed_cycle(unsigned char *a, size_t len, int v, double *tml, double
 	double t0, t1, t2;
 
 	set_variant(v);
-	t0 = mu_now();
+	t0 = now_s();
 	if (mlock(a, len))
-		mu_die("mlock");
-	t1 = mu_now();
+		lt_die("mlock");
+	t1 = now_s();
 	l1 = lo_stat("lock_acquisitions");
 	if (munlock(a, len))
-		mu_die("munlock");
-	t2 = mu_now();
+		lt_die("munlock");
+	t2 = now_s();
 	*locks = (double)(lo_stat("lock_acquisitions") - l1) * 512 / pages;
 	*tml = (t1 - t0) * 1e9 / pages;
 	*tmu = (t2 - t1) * 1e9 / pages;
@@ -135,19 +135,19 @@ static int mode_ab(long mib, int runs, int cycles)
 	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
 	int nmax = runs * cycles, r, c, k, n[2] = { 0, 0 }, np = 0;
 	double *ml[2], *mu[2], *pml, *pmu, med[2][2], mn[2][2];
-	int batch = (int)mu_read_ll(LO_MUNLOCK "/batch");
+	int batch = (int)lt_read_ll(LO_MUNLOCK "/batch");
 	static const char *const name[2] = { "stock", "lruopt" };
 
 	for (k = 0; k < 2; k++) {
 		ml[k] = calloc(nmax, sizeof(double));
 		mu[k] = calloc(nmax, sizeof(double));
 		if (!ml[k] || !mu[k])
-			mu_die("calloc");
+			lt_die("calloc");
 	}
 	pml = calloc(nmax, sizeof(double));
 	pmu = calloc(nmax, sizeof(double));
 	if (!pml || !pmu)
-		mu_die("calloc");
+		lt_die("calloc");
 	for (r = 0; r < runs; r++) {
 		unsigned char *a = populate(len);
 
@@ -203,7 +203,7 @@ static int mode_abfine(long mib, int samples)
 {
 	size_t len = (size_t)mib << 20, pages = len / MU_PAGE;
 	double *ml[2], *mu[2], q[2][2][3];
-	int batch = (int)mu_read_ll(LO_MUNLOCK "/batch");
+	int batch = (int)lt_read_ll(LO_MUNLOCK "/batch");
 	static const char *const name[2] = { "stock", "lruopt" };
 	static const int pcts[3] = { 0, 10, 50 };
 	int s, k, j, n[2] = { 0, 0 };
@@ -214,7 +214,7 @@ static int mode_abfine(long mib, int samples)
 		ml[k] = calloc(samples, sizeof(double));
 		mu[k] = calloc(samples, sizeof(double));
 		if (!ml[k] || !mu[k])
-			mu_die("calloc");
+			lt_die("calloc");
 	}
 	a = populate(len);
 	for (s = 0; s < samples; s++) {
@@ -263,17 +263,17 @@ static int mode_single(long mib, int samples)
 	int i;
 
 	if (!ml || !mu)
-		mu_die("calloc");
+		lt_die("calloc");
 	a = populate(len);
 	for (i = 0; i < samples; i++) {
-		double t0 = mu_now(), t1, t2;
+		double t0 = now_s(), t1, t2;
 
 		if (mlock(a, len))
-			mu_die("mlock");
-		t1 = mu_now();
+			lt_die("mlock");
+		t1 = now_s();
 		if (munlock(a, len))
-			mu_die("munlock");
-		t2 = mu_now();
+			lt_die("munlock");
+		t2 = now_s();
 		ml[i] = (t1 - t0) * 1e9 / pages;
 		mu[i] = (t2 - t1) * 1e9 / pages;
 	}
@@ -317,7 +317,7 @@ static void tr_clear(void)
 	int fd = open(TR "/trace", O_WRONLY | O_TRUNC);
 
 	if (fd < 0)
-		mu_die("truncate trace");
+		lt_die("truncate trace");
 	close(fd);
 }
 
@@ -329,8 +329,8 @@ static void tr_count(long long *irq, long long *irqsave, long long *plain)
 	char *line, *nl;
 
 	*irq = *irqsave = *plain = 0;
-	if (mu_read_file(TR "/trace", trbuf, sizeof(trbuf)) < 0)
-		mu_die("read trace");
+	if (lt_read_file(TR "/trace", trbuf, sizeof(trbuf)) < 0)
+		lt_die("read trace");
 	for (line = trbuf; *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (!nl)
@@ -364,11 +364,11 @@ static int mode_locks(long mib)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (tr_write("tracing_on", "0") || tr_write("current_tracer", "nop") ||
 	    tr_write("set_ftrace_filter", "folio_lruvec_lock_irq") ||
-	    mu_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock_irqsave") ||
-	    mu_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock") ||
+	    lt_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock_irqsave") ||
+	    lt_write_file(TR "/set_ftrace_filter", "folio_lruvec_lock") ||
 	    tr_write("set_ftrace_pid", pid) || tr_write("buffer_size_kb", "4096") ||
 	    tr_write("current_tracer", "function"))
-		mu_die("configure ftrace");
+		lt_die("configure ftrace");
 	for (v = 0; v < 2; v++) {
 		unsigned char *a;
 
@@ -386,7 +386,7 @@ static int mode_locks(long mib)
 			rc = op ? munlock(a, len) : mlock(a, len);
 			tr_write("tracing_on", "0");
 			if (rc)
-				mu_die(op ? "munlock" : "mlock");
+				lt_die(op ? "munlock" : "mlock");
 			tr_count(&irq, &irqsave, &plain);
 			printf("RESULT bench=locks variant=%s op=%s pages=%zu lock_irq=%lld lock_irqsave=%lld lock=%lld per512=%.2f module_locks=%lld module_pages=%lld module_stock_walks=%lld\n",
 			       name[v], op ? "munlock" : "mlock", pages, irq, irqsave, plain,
@@ -407,9 +407,9 @@ static int mode_locks(long mib)
 
 int main(int argc, char **argv)
 {
-	mu_prog = "munlock_bench";
+	lt_prog = "munlock_bench";
 	if (argc >= 2 && argc <= 5)
-		mu_pin(mu_ncpus() - 1);
+		lt_pin(lt_ncpus() - 1);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "ab"))
 		return mode_ab(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10),
 			       argc == 5 ? (int)strtol(argv[4], NULL, 10) : 4);

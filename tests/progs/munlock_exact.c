@@ -46,7 +46,7 @@ static const char *scenario, *runlabel;
 static void cp_common(const char *label, int drain)
 {
 	if (ncp >= MAX_CP)
-		mu_die("too many checkpoints");
+		lt_die("too many checkpoints");
 	if (drain) {
 		mu_snapshot(&cps[ncp], label);
 	} else {
@@ -78,25 +78,25 @@ static void print_results(void)
 static void xmlock(void *p, size_t len)
 {
 	if (mlock(p, len))
-		mu_die("mlock %p+%zu", p, len);
+		lt_die("mlock %p+%zu", p, len);
 }
 
 static void xmlock_onfault(void *p, size_t len)
 {
 	if (syscall(SYS_mlock2, p, len, MLOCK_ONFAULT))
-		mu_die("mlock2(ONFAULT) %p+%zu", p, len);
+		lt_die("mlock2(ONFAULT) %p+%zu", p, len);
 }
 
 static void xmunlock(void *p, size_t len)
 {
 	if (munlock(p, len))
-		mu_die("munlock %p+%zu", p, len);
+		lt_die("munlock %p+%zu", p, len);
 }
 
 static void xmadvise(void *p, size_t len, int adv)
 {
 	if (madvise(p, len, adv))
-		mu_die("madvise(%d) %p+%zu", adv, p, len);
+		lt_die("madvise(%d) %p+%zu", adv, p, len);
 }
 
 static unsigned char *anon_area(size_t len, int adv)
@@ -155,10 +155,10 @@ static void child_loop(void)
 		case OP_MAPFD:
 			fd = c.op == OP_MAPFD ? child_fd : open(child_path, O_RDWR);
 			if (fd < 0)
-				mu_die("child open %s", child_path);
+				lt_die("child open %s", child_path);
 			child_area = mmap(NULL, c.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 			if (child_area == MAP_FAILED)
-				mu_die("child mmap shared");
+				lt_die("child mmap shared");
 			if (c.op == OP_MAPFILE)
 				close(fd);
 			break;
@@ -174,10 +174,10 @@ static void child_start(unsigned char *area)
 {
 	child_area = area;
 	if (pipe(to_child) || pipe(from_child))
-		mu_die("pipe");
+		lt_die("pipe");
 	child = fork();
 	if (child < 0)
-		mu_die("fork");
+		lt_die("fork");
 	if (child == 0)
 		child_loop();
 	close(to_child[0]);
@@ -190,18 +190,18 @@ static void child_do(int op, unsigned long off, unsigned long len, int val)
 	char ack;
 
 	if (write(to_child[1], &c, sizeof(c)) != sizeof(c))
-		mu_die("write to child");
+		lt_die("write to child");
 	if (op == OP_EXIT) {
 		int st;
 
 		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
-			mu_die("child exit status 0x%x", st);
+			lt_die("child exit status 0x%x", st);
 		close(to_child[1]);
 		close(from_child[0]);
 		return;
 	}
 	if (read(from_child[0], &ack, 1) != 1)
-		mu_die("child failed (op %d)", op);
+		lt_die("child failed (op %d)", op);
 }
 
 /* ------------------------------------------------------------- scenarios */
@@ -296,32 +296,32 @@ static void sc_mlockall(void)
 	mu_touch(a, 8 * MB, 6);
 	cp("start");
 	if (mlockall(MCL_CURRENT))
-		mu_die("mlockall(MCL_CURRENT)");
+		lt_die("mlockall(MCL_CURRENT)");
 	cp("mlockall-current");
 	if (munlockall())
-		mu_die("munlockall");
+		lt_die("munlockall");
 	cp("munlockall");
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		mu_die("mlockall(MCL_CURRENT|MCL_FUTURE)");
+		lt_die("mlockall(MCL_CURRENT|MCL_FUTURE)");
 	cp("mlockall-future");
 	c = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c == MAP_FAILED)
-		mu_die("mmap under MCL_FUTURE");
+		lt_die("mmap under MCL_FUTURE");
 	cp("future-mapping");
 	xmunlock(a + 2 * MB, 2 * MB);
 	cp("munlock-part");
 	if (munlockall())
-		mu_die("munlockall");
+		lt_die("munlockall");
 	cp("munlockall-2");
 	munmap(c, 4 * MB);
 	d = anon_area(4 * MB, MADV_NOHUGEPAGE);
 	if (mlockall(MCL_CURRENT | MCL_ONFAULT))
-		mu_die("mlockall(MCL_CURRENT|MCL_ONFAULT)");
+		lt_die("mlockall(MCL_CURRENT|MCL_ONFAULT)");
 	cp("mlockall-onfault");
 	mu_touch(d, 2 * MB, 7);
 	cp("onfault-touched");
 	if (munlockall())
-		mu_die("munlockall");
+		lt_die("munlockall");
 	mu_verify(a, 8 * MB, 6, "mlockall");
 	mu_verify(d, 2 * MB, 7, "mlockall-onfault");
 	munmap(a, 8 * MB);
@@ -400,7 +400,7 @@ static void sc_shared(const char *kind)
 	if (!strcmp(kind, "anon")) {
 		a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (a == MAP_FAILED)
-			mu_die("mmap shared anon");
+			lt_die("mmap shared anon");
 		mu_touch(a, len, 40);
 		child_start(a);
 	} else {
@@ -411,12 +411,12 @@ static void sc_shared(const char *kind)
 			fd = memfd_create("munlock_exact", 0);
 		}
 		if (fd < 0)
-			mu_die("create shared %s", kind);
+			lt_die("create shared %s", kind);
 		if (ftruncate(fd, len))
-			mu_die("ftruncate");
+			lt_die("ftruncate");
 		a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (a == MAP_FAILED)
-			mu_die("mmap shared %s", kind);
+			lt_die("mmap shared %s", kind);
 		mu_touch(a, len, 40);
 		child_path = path;
 		child_fd = fd;
@@ -455,32 +455,32 @@ static void sc_shared(const char *kind)
 /* Folios that are off the LRU (in another CPU's lru_add / mlock batch). */
 static void sc_offlru(void)
 {
-	int ncpu = mu_ncpus(), x = ncpu - 2, y = ncpu - 1;
+	int ncpu = lt_ncpus(), x = ncpu - 2, y = ncpu - 1;
 	unsigned char *a = anon_area(2 * MB, MADV_NOHUGEPAGE);
 
-	mu_pin(x);
+	lt_pin(x);
 	cp("start");
 	/* 1: mlock and munlock while the new folios sit in CPU x's lru_add */
 	mu_touch(a, 8 * PG, 50);
-	mu_pin(y);
+	lt_pin(y);
 	xmlock(a, 8 * PG);
 	cp_nodrain("mlock-offlru");
 	xmunlock(a, 8 * PG);
 	cp_nodrain("munlock-offlru");
 	cp("drained-1");
 	/* 2: mlocked off the LRU, then the lru_add drain culls them */
-	mu_pin(x);
+	lt_pin(x);
 	mu_touch(a + 8 * PG, 8 * PG, 51);
-	mu_pin(y);
+	lt_pin(y);
 	xmlock(a + 8 * PG, 8 * PG);
 	cp("mlock-offlru-drained");
 	xmunlock(a + 8 * PG, 8 * PG);
 	cp("munlock-after-cull");
 	/* 3: munlock while mlock_new_folio() is pending in CPU x's batch */
-	mu_pin(x);
+	lt_pin(x);
 	xmlock_onfault(a + 16 * PG, 8 * PG);
 	mu_touch(a + 16 * PG, 8 * PG, 52);
-	mu_pin(y);
+	lt_pin(y);
 	xmunlock(a + 16 * PG, 8 * PG);
 	cp_nodrain("munlock-pending-new");
 	cp("drained-3");
@@ -503,7 +503,7 @@ static void sc_cold(void)
 	xmunlock(a, 8 * MB);
 	cp("munlock");
 	if (madvise(a, 8 * MB, MADV_PAGEOUT) && errno != EINVAL)
-		mu_die("madvise(MADV_PAGEOUT)");
+		lt_die("madvise(MADV_PAGEOUT)");
 	cp("pageout");
 	xmlock(a, 8 * MB);
 	cp("mlock-after-pageout");
@@ -528,14 +528,14 @@ static char mthp_old[32];
 static void mthp_restore(void)
 {
 	if (mthp_old[0])
-		mu_write_file(MTHP_CTL, mthp_old);
+		lt_write_file(MTHP_CTL, mthp_old);
 }
 
 static int mthp_setup(void)
 {
 	char buf[128], *l, *r;
 
-	if (mu_read_file(MTHP_CTL, buf, sizeof(buf)) <= 0)
+	if (lt_read_file(MTHP_CTL, buf, sizeof(buf)) <= 0)
 		return -1;
 	l = strchr(buf, '[');
 	r = l ? strchr(l, ']') : NULL;
@@ -543,7 +543,7 @@ static int mthp_setup(void)
 		return -1;
 	memcpy(mthp_old, l + 1, r - l - 1);
 	mthp_old[r - l - 1] = 0;
-	if (mu_write_file(MTHP_CTL, "always"))
+	if (lt_write_file(MTHP_CTL, "always"))
 		return -1;
 	atexit(mthp_restore);
 	return 0;
@@ -572,8 +572,8 @@ static void sc_mthp(void)
 	xmunlock(a, len);
 	cp("munlock-one-folio");
 	/* mixed dirty / soft-dirty / write bits inside each folio */
-	if (mu_write_file("/proc/self/clear_refs", "4"))
-		mu_die("clear_refs");
+	if (lt_write_file("/proc/self/clear_refs", "4"))
+		lt_die("clear_refs");
 	for (i = 0; i < len; i += 2 * PG)
 		a[i] = (unsigned char)(70 + i / PG);
 	xmlock(a, len);
@@ -582,7 +582,7 @@ static void sc_mthp(void)
 	cp("munlock-mixed-ptes");
 	/* a VMA boundary inside a folio */
 	if (mprotect(a + 72 * 1024, PG, PROT_READ))
-		mu_die("mprotect");
+		lt_die("mprotect");
 	xmlock(a, len);
 	cp("mlock-split-vma");
 	xmunlock(a + 64 * 1024, 12 * 1024);
@@ -600,7 +600,7 @@ static int node_count(void)
 	char buf[64];
 	int a, b;
 
-	if (mu_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) <= 0)
+	if (lt_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) <= 0)
 		return 1;
 	if (sscanf(buf, "%d-%d", &a, &b) == 2)
 		return b - a + 1;
@@ -620,10 +620,10 @@ static void sc_numa(void)
 		tnode[i] = i & 1;
 	}
 	if (syscall(SYS_move_pages, 0, n, pages, tnode, status, 2 /* MPOL_MF_MOVE */))
-		mu_die("move_pages");
+		lt_die("move_pages");
 	for (i = 0; i < n; i++)
 		if (status[i] != (int)(i & 1))
-			mu_die("page %lu on node %d, not %lu", i, status[i], i & 1);
+			lt_die("page %lu on node %d, not %lu", i, status[i], i & 1);
 	cp("start");
 	xmlock(a, 4 * MB);
 	cp("mlock-all");
@@ -651,8 +651,8 @@ static void cg_join(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (mu_write_file(path, pid))
-		mu_die("join %s", dir);
+	if (lt_write_file(path, pid))
+		lt_die("join %s", dir);
 }
 
 static void sc_memcg(const char *ga, const char *gb)
@@ -666,34 +666,34 @@ static void sc_memcg(const char *ga, const char *gb)
 	unlink(path);
 	pid = fork();
 	if (pid < 0)
-		mu_die("fork");
+		lt_die("fork");
 	if (pid == 0) {
 		static unsigned char buf[64 * 1024];
 
 		cg_join(ga);
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 		if (fd < 0)
-			mu_die("create %s", path);
+			lt_die("create %s", path);
 		for (i = 0; i < len; i += sizeof(buf)) {
 			size_t j;
 
 			for (j = 0; j < sizeof(buf); j += PG)
 				buf[j] = (unsigned char)(90 + (i + j) / PG);
 			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-				mu_die("write %s", path);
+				lt_die("write %s", path);
 		}
 		close(fd);
 		_exit(0);
 	}
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		mu_die("memcg child failed");
+		lt_die("memcg child failed");
 	cg_join(gb);
 	fd = open(path, O_RDWR);
 	if (fd < 0)
-		mu_die("open %s", path);
+		lt_die("open %s", path);
 	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (a == MAP_FAILED)
-		mu_die("mmap %s", path);
+		lt_die("mmap %s", path);
 	close(fd);
 	read_all(a, len);
 	for (i = 0; i < len; i += 2 * PG)
@@ -713,7 +713,7 @@ static void sc_memcg(const char *ga, const char *gb)
 
 int main(int argc, char **argv)
 {
-	mu_prog = "munlock_exact";
+	lt_prog = "munlock_exact";
 	if (argc != 3) {
 		fprintf(stderr, "usage: munlock_exact SCENARIO RUNLABEL\n");
 		return 2;
@@ -721,7 +721,7 @@ int main(int argc, char **argv)
 	mu_no_aslr(argv);
 	scenario = argv[1];
 	runlabel = argv[2];
-	if (!strcmp(scenario, "offlru") && mu_ncpus() < 2) {
+	if (!strcmp(scenario, "offlru") && lt_ncpus() < 2) {
 		printf("RESULT exact scenario=%s run=%s skip needs 2 CPUs\n", scenario, runlabel);
 		return 0;
 	}
@@ -740,7 +740,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* Everything allocated before the first checkpoint. */
-	mu_pin(mu_ncpus() - 1);
+	lt_pin(lt_ncpus() - 1);
 	mu_drain_init();
 	if (!strcmp(scenario, "anon"))
 		sc_anon();

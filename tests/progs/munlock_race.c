@@ -69,7 +69,7 @@ static void read_nodes(void)
 	int a, b;
 
 	nnodes = 0;
-	if (mu_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) > 0) {
+	if (lt_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) > 0) {
 		char *p = buf;
 
 		while (*p && nnodes < 8) {
@@ -110,7 +110,7 @@ static void *migrate_thread(void *arg)
 		r = syscall(SYS_move_pages, 0, n / 4, pages + (round % 4) * (n / 4),
 			    tnode, status, MPOL_MF_MOVE);
 		if (r < 0 && errno != ENOMEM && errno != EBUSY && errno != EAGAIN)
-			mu_die("move_pages");
+			lt_die("move_pages");
 		migrate_calls++;
 		if (r >= 0)
 			for (i = 0; i < n / 4; i++)
@@ -125,8 +125,8 @@ static void *compact_thread(void *arg)
 {
 	(void)arg;
 	while (!stop) {
-		if (mu_write_file("/proc/sys/vm/compact_memory", "1"))
-			mu_die("write compact_memory");
+		if (lt_write_file("/proc/sys/vm/compact_memory", "1"))
+			lt_die("write compact_memory");
 		compactions++;
 		usleep(20000);
 	}
@@ -147,7 +147,7 @@ static void shm_check(const unsigned char *p, size_t len, const char *who)
 
 	for (i = 0; i < len; i += PG)
 		if (p[i] != (unsigned char)(0x5a ^ (i / PG)))
-			mu_die("%s: shared page %zu corrupted", who, i / PG);
+			lt_die("%s: shared page %zu corrupted", who, i / PG);
 }
 
 /* The child: reclaim isolation of the shared folios, and its own mlocks. */
@@ -158,7 +158,7 @@ static void child_main(int fd_out)
 
 	m = mmap(NULL, SHM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 	if (m == MAP_FAILED)
-		mu_die("child mmap");
+		lt_die("child mmap");
 	while (!stop) {
 		shm_check(m, SHM_LEN, "child");
 		if (it % 4 == 1)
@@ -167,12 +167,12 @@ static void child_main(int fd_out)
 			pageouts++;
 		if (it % 3 == 2) {
 			if (mlock(m, SHM_LEN))
-				mu_die("child mlock");
+				lt_die("child mlock");
 			shm_check(m, SHM_LEN, "child");
 			if (munlock(m + (it % 2) * (SHM_LEN / 2), SHM_LEN / 2))
-				mu_die("child munlock");
+				lt_die("child munlock");
 			if (munlock(m, SHM_LEN))
-				mu_die("child munlock");
+				lt_die("child munlock");
 			mlocks++;
 		}
 		it++;
@@ -191,13 +191,13 @@ static void on_term(int sig)
 static void xmlock(void *p, size_t len)
 {
 	if (mlock(p, len))
-		mu_die("mlock %p+%zu", p, len);
+		lt_die("mlock %p+%zu", p, len);
 }
 
 static void xmunlock(void *p, size_t len)
 {
 	if (munlock(p, len))
-		mu_die("munlock %p+%zu", p, len);
+		lt_die("munlock %p+%zu", p, len);
 }
 
 /*
@@ -216,7 +216,7 @@ static void pg_mlocked(char *buf, size_t size, const char *what)
 	int n, i;
 
 	if (m == MAP_FAILED)
-		mu_die("mmap memfd");
+		lt_die("mmap memfd");
 	na = mu_count_mlocked(anon, ANON_LEN, idx, nidx);
 	n = snprintf(buf, size, "%s anon=%ld thp=%ld shm=%ld", what, na,
 		     mu_count_mlocked(thp, THP_LEN, NULL, 0),
@@ -232,7 +232,7 @@ static void quiescent_cycle(void)
 	unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 
 	if (m == MAP_FAILED)
-		mu_die("mmap memfd");
+		lt_die("mmap memfd");
 	xmlock(anon, ANON_LEN);
 	xmunlock(anon, ANON_LEN);
 	xmlock(thp, THP_LEN);
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	pid_t child;
 	long secs;
 
-	mu_prog = "munlock_race";
+	lt_prog = "munlock_race";
 	if (argc < 3 || argc > 4 || (secs = strtol(argv[1], NULL, 10)) <= 0) {
 		fprintf(stderr, "usage: munlock_race SECONDS RUNLABEL [ACTORS]\n");
 		return 2;
@@ -266,39 +266,39 @@ int main(int argc, char **argv)
 
 	anon = mu_map_aligned(ANON_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	if (madvise(anon, ANON_LEN, MADV_NOHUGEPAGE))
-		mu_die("madvise NOHUGEPAGE");
+		lt_die("madvise NOHUGEPAGE");
 	/* The child must not share them copy-on-write: the first mlock would
 	 * then COW-break every page, one TLB shootdown each (very slow under
 	 * TCG while the other vCPUs are busy). */
 	if (madvise(anon, ANON_LEN, MADV_DONTFORK))
-		mu_die("madvise DONTFORK");
+		lt_die("madvise DONTFORK");
 	mu_touch(anon, ANON_LEN, 1);
 	thp = mu_map_aligned(THP_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	madvise(thp, THP_LEN, MADV_HUGEPAGE);
 	if (madvise(thp, THP_LEN, MADV_DONTFORK))
-		mu_die("madvise DONTFORK");
+		lt_die("madvise DONTFORK");
 	mu_touch(thp, THP_LEN, 2);
 	shm_fd = memfd_create("munlock_race", 0);
 	if (shm_fd < 0 || ftruncate(shm_fd, SHM_LEN))
-		mu_die("memfd");
+		lt_die("memfd");
 	{
 		unsigned char *m = mmap(NULL, SHM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 
 		if (m == MAP_FAILED)
-			mu_die("mmap memfd");
+			lt_die("mmap memfd");
 		shm_touch(m, SHM_LEN);
 		munmap(m, SHM_LEN);
 	}
 	mu_snapshot(&s0, "start");
 
 	if (pipe(pfd))
-		mu_die("pipe");
+		lt_die("pipe");
 	signal(SIGTERM, on_term);
 	child = -1;
 	if (strchr(actors, 'p')) {
 		child = fork();
 		if (child < 0)
-			mu_die("fork");
+			lt_die("fork");
 		if (child == 0) {
 			close(pfd[0]);
 			child_main(pfd[1]);
@@ -307,11 +307,11 @@ int main(int argc, char **argv)
 	close(pfd[1]);
 	if ((strchr(actors, 'm') && pthread_create(&tm, NULL, migrate_thread, NULL)) ||
 	    (strchr(actors, 'c') && pthread_create(&tc, NULL, compact_thread, NULL)))
-		mu_die("pthread_create");
+		lt_die("pthread_create");
 
-	deadline = mu_now() + secs;
-	while (mu_now() < deadline) {
-		double t0 = mu_now(), dt;
+	deadline = now_s() + secs;
+	while (now_s() < deadline) {
+		double t0 = now_s(), dt;
 		unsigned char *m;
 
 		switch (iters % 4) {
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
 			 * in the merged range).
 			 */
 			if (syscall(SYS_mlock2, anon + 5 * MB, 3 * MB, MLOCK_ONFAULT))
-				mu_die("mlock2");
+				lt_die("mlock2");
 			xmlock(anon + MB + PG, ANON_LEN / 2);
 			xmunlock(anon + 3 * MB, 2 * MB);
 			mu_verify(anon, ANON_LEN, 1, "anon");
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 		case 3:
 			m = mmap(NULL, SHM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 			if (m == MAP_FAILED)
-				mu_die("mmap memfd");
+				lt_die("mmap memfd");
 			xmlock(m, SHM_LEN);
 			shm_check(m, SHM_LEN, "parent");
 			if (iters % 8 == 3) {
@@ -359,7 +359,7 @@ int main(int argc, char **argv)
 			xmunlock(thp, THP_LEN);
 			break;
 		}
-		dt = mu_now() - t0;
+		dt = now_s() - t0;
 		kind_n[iters % 4]++;
 		if (dt > kind_max[iters % 4])
 			kind_max[iters % 4] = dt;
@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 	if (child > 0) {
 		kill(child, SIGTERM);
 		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
-			mu_die("child failed (status 0x%x)", st);
+			lt_die("child failed (status 0x%x)", st);
 	}
 	if (read(pfd[0], cbuf, sizeof(cbuf) - 1) < 0)
 		cbuf[0] = 0;

@@ -1,19 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
- * munlock_util.h - helpers shared by the munlock_* / mlock_* test programs
- * (tests/70-munlock-*.sh, tests/bench/munlock-bench.sh).
+ * munlock_util.h - what only the munlock_* / mlock_* test programs share
+ * (tests/70-munlock-*.sh, tests/bench/w-munlock-short.sh): aligned
+ * mappings, the mlocked-page count through /proc/self/pagemap +
+ * /proc/kpageflags, and the per-zone counter snapshots.  The generic
+ * helpers (lt_die, lt_pin, lt_read_file, ...) are in common.h.
  *
- * Everything here avoids stdio and malloc on the measured paths: the
- * exactness programs also run under mlockall(MCL_FUTURE), where any new
- * mapping (a stdio buffer, a malloc arena) would itself be mlocked and
- * change the counters being compared.
- *
- * scripts/mkinitramfs and scripts/lruopt-ab rebuild a program when its .c
- * or any shared header in tests/progs is newer than the binary.
+ * Like common.h, nothing here uses stdio or malloc on the counted paths
+ * (the exactness programs run under mlockall(MCL_FUTURE)).
  */
 #ifndef LRUOPT_MUNLOCK_UTIL_H
 #define LRUOPT_MUNLOCK_UTIL_H
 
 #define _GNU_SOURCE
+#include "common.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -42,113 +42,6 @@
 #define MU_HPAGE (2UL << 20)
 #define LO_MUNLOCK "/sys/kernel/lruopt/munlock"
 
-static const char *mu_prog __attribute__((unused)) = "munlock";
-
-static inline void mu_die(const char *fmt, ...)
-{
-	char buf[512];
-	int n, e = errno;
-	va_list ap;
-
-	n = snprintf(buf, sizeof(buf), "%s: ERROR: ", mu_prog);
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
-	va_end(ap);
-	if (n < (int)sizeof(buf) - 40)
-		n += snprintf(buf + n, sizeof(buf) - n, " (errno %d %s)\n", e, strerror(e));
-	if (write(2, buf, strlen(buf)) < 0)
-		_exit(3);
-	exit(1);
-}
-
-static inline double mu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Read a whole (small) file into buf; returns length or -1. No stdio. */
-static inline ssize_t mu_read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n, len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)len < size - 1) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = 0;
-	return len;
-}
-
-static inline int mu_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-/* A numeric sysfs value, or -1 if unreadable. */
-static inline long long mu_read_ll(const char *path)
-{
-	char buf[64];
-
-	if (mu_read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtoll(buf, NULL, 10);
-}
-
-/* Value after "key" (a whole word followed by blanks or ':') in text. */
-static inline long long mu_field(const char *text, const char *key)
-{
-	size_t kl = strlen(key);
-	const char *p = text;
-
-	while ((p = strstr(p, key))) {
-		if ((p == text || p[-1] == '\n') &&
-		    (p[kl] == ' ' || p[kl] == ':' || p[kl] == '\t')) {
-			p += kl;
-			while (*p == ' ' || *p == ':' || *p == '\t')
-				p++;
-			return strtoll(p, NULL, 10);
-		}
-		p += kl;
-	}
-	return -1;
-}
-
-/* Pin the calling task (and its future children) to one CPU. */
-static inline void mu_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		mu_die("sched_setaffinity(cpu %d)", cpu);
-}
-
-static inline int mu_ncpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (int)n : 1;
-}
-
 /*
  * Disable address-space randomisation and re-exec, so that every run of a
  * scenario gets the same layout (same PMD alignment of every mapping, same
@@ -174,7 +67,7 @@ static inline unsigned char *mu_map_aligned(size_t len, int prot, int flags, int
 
 	p = mmap(NULL, full, prot, flags, fd, 0);
 	if (p == MAP_FAILED)
-		mu_die("mmap %zu bytes", full);
+		lt_die("mmap %zu bytes", full);
 	a = (unsigned char *)(((unsigned long)p + MU_HPAGE - 1) & ~(MU_HPAGE - 1));
 	if (a > p)
 		munmap(p, a - p);
@@ -207,7 +100,7 @@ static inline void mu_drain_all(void)
 	if (!mu_drain_area)
 		mu_drain_init();
 	if (madvise(mu_drain_area, MU_PAGE, MADV_COLLAPSE))
-		mu_die("madvise(MADV_COLLAPSE) for lru_add_drain_all");
+		lt_die("madvise(MADV_COLLAPSE) for lru_add_drain_all");
 }
 
 /*
@@ -263,8 +156,8 @@ out:
 /* Fold the per-cpu vmstat differentials into the global counters. */
 static inline void mu_stat_refresh(void)
 {
-	if (mu_write_file("/proc/sys/vm/stat_refresh", "1"))
-		mu_die("write /proc/sys/vm/stat_refresh");
+	if (lt_write_file("/proc/sys/vm/stat_refresh", "1"))
+		lt_die("write /proc/sys/vm/stat_refresh");
 }
 
 /* Touch every page (write) of [p, p + len). */
@@ -283,7 +176,7 @@ static inline void mu_verify(const unsigned char *p, size_t len, unsigned char v
 
 	for (i = 0; i < len; i += MU_PAGE)
 		if (p[i] != (unsigned char)(v + (unsigned char)(i / MU_PAGE)))
-			mu_die("%s: data corrupted at page %zu", what, i / MU_PAGE);
+			lt_die("%s: data corrupted at page %zu", what, i / MU_PAGE);
 }
 
 /* ---------------------------------------------------------- counter snapshots */
@@ -348,19 +241,19 @@ static inline void mu_take(struct mu_snap *s)
 	char *p;
 	int i;
 
-	if (mu_read_file("/proc/meminfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
-		mu_die("read /proc/meminfo");
-	s->mlocked_kb = mu_field(mu_bigbuf, "Mlocked");
-	s->unevictable_kb = mu_field(mu_bigbuf, "Unevictable");
-	s->anonhuge_kb = mu_field(mu_bigbuf, "AnonHugePages");
-	if (mu_read_file("/proc/vmstat", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
-		mu_die("read /proc/vmstat");
+	if (lt_read_file("/proc/meminfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		lt_die("read /proc/meminfo");
+	s->mlocked_kb = lt_field(mu_bigbuf, "Mlocked");
+	s->unevictable_kb = lt_field(mu_bigbuf, "Unevictable");
+	s->anonhuge_kb = lt_field(mu_bigbuf, "AnonHugePages");
+	if (lt_read_file("/proc/vmstat", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		lt_die("read /proc/vmstat");
 	for (i = 0; i < MU_NEV; i++)
-		s->ev[i] = mu_field(mu_bigbuf, mu_ev_keys[i]);
+		s->ev[i] = lt_field(mu_bigbuf, mu_ev_keys[i]);
 	for (i = 0; i < MU_NINFO; i++)
-		s->info[i] = mu_field(mu_bigbuf, mu_info_keys[i]);
-	if (mu_read_file("/proc/zoneinfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
-		mu_die("read /proc/zoneinfo");
+		s->info[i] = lt_field(mu_bigbuf, mu_info_keys[i]);
+	if (lt_read_file("/proc/zoneinfo", mu_bigbuf, sizeof(mu_bigbuf)) <= 0)
+		lt_die("read /proc/zoneinfo");
 	s->nzones = 0;
 	for (p = mu_bigbuf; (p = strstr(p, "Node ")) && s->nzones < MU_MAX_ZONES; ) {
 		int node;
@@ -368,7 +261,7 @@ static inline void mu_take(struct mu_snap *s)
 		char *next = strstr(p + 5, "\nNode ");
 
 		if (sscanf(p, "Node %d, zone %15s", &node, zone) != 2)
-			mu_die("parse /proc/zoneinfo");
+			lt_die("parse /proc/zoneinfo");
 		snprintf(s->zname[s->nzones], sizeof(s->zname[0]), "%d/%s", node, zone);
 		/* this zone's counters: before the next "Node " header */
 		s->nr_mlock[s->nzones] = mu_zone_field(p, next, "nr_mlock");
@@ -378,7 +271,7 @@ static inline void mu_take(struct mu_snap *s)
 	}
 	for (i = 0; i < MU_NLO; i++) {
 		snprintf(path, sizeof(path), LO_MUNLOCK "/stats/%s", mu_lo_files[i]);
-		s->lo[i] = mu_read_ll(path);
+		s->lo[i] = lt_read_ll(path);
 	}
 }
 
