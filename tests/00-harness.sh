@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 00-harness: the VM and the harness itself work, before lruopt is touched.
 # A failure here means the results of later tests cannot be trusted.
 # lruopt-timeout: 120

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 10-load: insmod lruopt.ko, the patch transition completes, the livepatch
 # core's view matches what the module says it replaces.
 # lruopt-timeout: 300

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 20-sysfs: the /sys/kernel/lruopt tree: files, permissions, defaults,
 # exact targets, input validation (bad writes fail with EINVAL and leave the
 # value unchanged), valid writes, and root-only writability.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 25-sysfs-fuzz: every writable file under /sys/kernel/lruopt gets the
 # sysfuzz corpus for its kind (empty, whitespace, garbage, signs, other
 # bases, out of range by one, 32/64-bit overflow, embedded NULs, 4 KiB and

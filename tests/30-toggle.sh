@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 30-toggle: flip the master and feature switches through every combination
 # while mlock/munlock and page-fault workloads run and lru_add_drain_all()
 # is triggered; then check mlock accounting under each switch setting.

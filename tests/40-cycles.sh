@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 40-cycles: ten load -> transition -> disable -> unpatch transition -> rmmod
 # cycles while the mlock/munlock and page-fault workloads keep running.
 # lruopt-timeout: 450

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 45-reverse: disable the patch while its enable transition is still in
 # progress (the livepatch core then reverses the transition), under load;
 # the patch must go away completely and rmmod must work.  Also the state a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 50-refuse: with fault_target=<function> the module asks livepatch for a
 # function that does not exist: the load must fail cleanly (errno from
 # insmod, an "lruopt:" message, nothing left behind) and a normal load must

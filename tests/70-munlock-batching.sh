@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 70-munlock-batching: the batching is real.  A 256 MiB populated non-THP
 # area is mlocked and munlocked once with the stock walk and once with the
 # batched walk (munlock_bench locks): with the feature on, at most 512/64

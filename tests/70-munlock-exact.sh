@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 70-munlock-exact: the batched mlock/munlock walk leaves exactly the state the
 # stock walk leaves.  Scenarios: see tests/progs/munlock_exact.c (numa needs
 # two nodes, e.g. numa=fake=2 on the command line; mthp needs 6.12; memcg a
@@ -34,7 +35,7 @@ exact_case() {
 		return 1
 	fi
 	if grep -q "^RESULT exact .* skip" "$a"; then
-		pass "$name: # SKIP $(grep -o 'skip.*' "$a")"
+		skip "$name" "$(sed -n 's/^RESULT exact .* skip \{0,1\}//p' "$a" | head -1)"
 		return 0
 	fi
 	n=$(mun_core "$a" | wc -l)
@@ -123,7 +124,7 @@ if [ -w $LG ]; then
 		assert_eq "lru_gen/enabled restored" "$lg0" "$(cat $LG)"
 	fi
 else
-	pass "lru_gen pass # SKIP no $LG"
+	skip "lru_gen pass" "this kernel has no $LG"
 fi
 
 mun_enable 1

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 70-munlock-race: mlock/munlock walks racing with page migration
 # (move_pages, compaction of mlocked pages) and reclaim isolation
 # (MADV_COLD/MADV_PAGEOUT of the same shared pages from another process):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # lib-munlock.sh - helpers for tests/70-munlock-*.sh and tests/bench/munlock-bench.sh
 # (busybox ash).  Source after lib.sh.
 #

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0
 # lib.sh - helpers for the in-guest lruopt tests (busybox ash).
 #
 # Sourced by every tests/NN-*.sh.  Modelled on the kernel's
 # tools/testing/selftests/livepatch/functions.sh, but emits TAP:
 #   ok N - name
 #   not ok N - name
+#   ok N - name # SKIP reason
 #   # diagnostic lines
 # Result numbering is global across test files (run-all.sh prints the plan
 # and the final LRUOPT-TESTS-DONE line), so the counters live in files under
@@ -36,6 +38,7 @@ mkdir -p "$TAP_DIR"
 [ -f "$TAP_DIR/count" ] || echo 0 >"$TAP_DIR/count"
 [ -f "$TAP_DIR/pass" ] || echo 0 >"$TAP_DIR/pass"
 [ -f "$TAP_DIR/fail" ] || echo 0 >"$TAP_DIR/fail"
+[ -f "$TAP_DIR/skip" ] || echo 0 >"$TAP_DIR/skip"
 [ -f "$TAP_DIR/file_count" ] || echo 0 >"$TAP_DIR/file_count"
 [ -f "$TAP_DIR/file_fail" ] || echo 0 >"$TAP_DIR/file_fail"
 
@@ -67,6 +70,17 @@ pass() {
 	_inc pass >/dev/null
 	_inc file_count >/dev/null
 	echo "ok $n - $*"
+}
+
+# skip NAME REASON: a TAP skip, "ok N - NAME # SKIP REASON": the check could
+# not run here (a kernel without the feature, a missing tool).  run-all.sh
+# counts skips apart from passes.
+skip() {
+	local n
+	n=$(_inc count)
+	_inc skip >/dev/null
+	_inc file_count >/dev/null
+	echo "ok $n - $1 # SKIP ${2:-no reason given}"
 }
 
 # fail NAME [DIAG...]: a failed result; extra arguments become diagnostics.
@@ -502,6 +516,77 @@ memcg_expected_supported() {
 	awk '$1 == "memory" && $2 != 0 && $4 == 1 { f = 1 } END { print f + 0 }' /proc/cgroups
 }
 
+# ------------------------------------------------------------------ background helpers
+
+# Every process a test starts in the background is registered in one file,
+# $BG_PIDS; run-all.sh kills what it lists when a test file ends (killed by
+# its time limit or not), so a test can never leave a helper behind to
+# disturb the next one.  By pid, never by name.
+BG_PIDS=${BG_PIDS:-/tmp/wl.pids}
+
+# bg_register PID...: add pids to the registry
+bg_register() {
+	local p
+	for p in "$@"; do echo "$p" >>"$BG_PIDS"; done
+}
+
+# bg_unregister PID: remove a pid (after it has been waited for)
+bg_unregister() {
+	[ -f "$BG_PIDS" ] || return 0
+	grep -vx "$1" "$BG_PIDS" >"$BG_PIDS.new"
+	if [ -s "$BG_PIDS.new" ]; then
+		mv "$BG_PIDS.new" "$BG_PIDS"
+	else
+		rm -f "$BG_PIDS" "$BG_PIDS.new"
+	fi
+}
+
+# bg_kill_all: SIGKILL every registered pid and empty the registry
+bg_kill_all() {
+	[ -f "$BG_PIDS" ] || return 0
+	# shellcheck disable=SC2046
+	kill -KILL $(cat "$BG_PIDS") 2>/dev/null
+	rm -f "$BG_PIDS"
+}
+
+# bg_start VAR OUT READY SECS CMD [ARGS...]: start CMD in the background
+# with its output in OUT, register it and set the variable VAR to its pid,
+# then poll until OUT has a line matching the regular expression READY.
+# Fails (and kills CMD) if CMD exits or SECS pass first.  OUT is removed
+# first: the redirection truncates it in the forked child, possibly after
+# the first poll, which must not find an earlier run's READY line.
+bg_start() {
+	local var=$1 out=$2 ready=$3 secs=$4 pid i=0
+	shift 4
+	rm -f "$out"
+	"$@" >"$out" 2>&1 &
+	pid=$!
+	eval "$var=$pid"
+	bg_register "$pid"
+	until grep -q "$ready" "$out" 2>/dev/null; do
+		if [ $i -ge $((secs * 20)) ] || ! kill -0 "$pid" 2>/dev/null; then
+			echo "$1 did not get ready ('$ready' within ${secs}s): $(cat "$out" 2>/dev/null)"
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			bg_unregister "$pid"
+			return 1
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# bg_stop PID: SIGTERM, wait, unregister; returns the helper's exit status
+bg_stop() {
+	local rc
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null
+	wait "$1"
+	rc=$?
+	bg_unregister "$1"
+	return $rc
+}
+
 # ------------------------------------------------------------------ workload
 
 # Runs the static workload programs in the background.  On single-threaded
@@ -526,7 +611,8 @@ else
 	WL_FAULT_MIB=${LRUOPT_WL_FAULT_MIB:-8}
 fi
 
-# start_workload SECONDS: mlockloop + faultloop in the background.
+# start_workload SECONDS: mlockloop + faultloop in the background
+# (registered with bg_register).  Sets WL_MLOCK and WL_FAULT.
 start_workload() {
 	local secs=${1:-600}
 	local sl=""
@@ -537,7 +623,7 @@ start_workload() {
 	WL_MLOCK=$!
 	faultloop "$secs" "$WL_FAULT_MIB" $sl >/tmp/wl-fault.out 2>&1 &
 	WL_FAULT=$!
-	echo "$WL_MLOCK $WL_FAULT" >/tmp/wl.pids
+	bg_register "$WL_MLOCK" "$WL_FAULT"
 	# Give them a moment to set up, then verify they really are running.
 	sleep 0.5
 	kill -0 "$WL_MLOCK" 2>/dev/null && kill -0 "$WL_FAULT" 2>/dev/null
@@ -552,12 +638,10 @@ workload_running() {
 # (non-zero = a syscall failed or memory was corrupted).
 stop_workload() {
 	local rc1 rc2
-	kill -TERM "$WL_MLOCK" "$WL_FAULT" 2>/dev/null
-	wait "$WL_MLOCK"
+	bg_stop "$WL_MLOCK"
 	rc1=$?
-	wait "$WL_FAULT"
+	bg_stop "$WL_FAULT"
 	rc2=$?
-	rm -f /tmp/wl.pids
 	echo "mlockloop status $rc1: $(cat /tmp/wl-mlock.out 2>/dev/null)"
 	echo "faultloop status $rc2: $(cat /tmp/wl-fault.out 2>/dev/null)"
 	[ "$rc1" = 0 ] && [ "$rc2" = 0 ]
@@ -604,23 +688,9 @@ expect_nonroot_write_fails() {
 
 # start_mlockhold MIB FILE: run mlockhold (MIB MiB, at most 120 s) in the
 # background, output in FILE, and wait up to 60 s until it has locked.
-# Sets MH_PID.  FILE is removed first: the redirection truncates it in the
-# forked child, possibly after our first grep, which must not find an
-# earlier run's "locked".
+# Sets MH_PID.
 start_mlockhold() {
-	local i=0
-	rm -f "$2"
-	mlockhold "$1" 120 >"$2" 2>&1 &
-	MH_PID=$!
-	while ! grep -q locked "$2" 2>/dev/null; do
-		if [ $i -ge 600 ] || ! kill -0 $MH_PID 2>/dev/null; then
-			echo "mlockhold did not lock: $(cat "$2")"
-			kill -KILL $MH_PID 2>/dev/null
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
+	bg_start MH_PID "$2" locked 60 mlockhold "$1" 120
 }
 
 # mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
@@ -634,8 +704,7 @@ mlock_accounting() {
 	held=$(meminfo Mlocked)
 	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.
 	want=$((base + mib * 1024 - 64 * $(nproc)))
-	kill -TERM $MH_PID
-	wait $MH_PID
+	bg_stop "$MH_PID"
 	out=$?
 	if [ "$held" -lt "$want" ]; then
 		echo "Mlocked while holding ${mib} MiB: $held kB (baseline $base kB, expected >= $want kB)"

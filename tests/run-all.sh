@@ -1,8 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # run-all.sh [GLOB] - run /tests/NN-*.sh whose name (without .sh) matches
 # GLOB (default: all), in order, and print the TAP plan and the final line
-#   LRUOPT-TESTS-DONE passed=P failed=F
-# which scripts/vmrun and scripts/check look for.
+#   LRUOPT-TESTS-DONE passed=P failed=F skipped=S
+# which scripts/vmrun and scripts/check look for (passed does not include
+# the skips; the fields keep this order, so a parser of the older line
+# without skipped= still reads passed and failed).
 #
 # A test file may set its own time limit with a line "# lruopt-timeout: SEC"
 # (default 300 s, doubled on single-threaded TCG, times LRUOPT_TIMEOUT_SCALE).  A file that is killed,
@@ -20,6 +23,7 @@ mkdir -p "$TAP_DIR"
 echo 0 >"$TAP_DIR/count"
 echo 0 >"$TAP_DIR/pass"
 echo 0 >"$TAP_DIR/fail"
+echo 0 >"$TAP_DIR/skip"
 
 echo "TAP version 13"
 diag "kernel $(uname -r), accel '${ACCEL:-?}', tests '$glob'${LRUOPT_KO_PARAMS:+, module params '$LRUOPT_KO_PARAMS'}"
@@ -58,12 +62,9 @@ for t in /tests/[0-9][0-9]-*.sh; do
 	secs=$(elapsed_since "$t0")
 	klog "end $name status $rc"
 
-	# Leftover background workloads of a killed test would disturb the
-	# next one.  Kill them by the pids the test recorded.
-	if [ -f /tmp/wl.pids ]; then
-		kill -KILL $(cat /tmp/wl.pids) 2>/dev/null
-		rm -f /tmp/wl.pids
-	fi
+	# Leftover background helpers of a killed test would disturb the
+	# next one.  Kill them by the pids the test registered (bg_register).
+	bg_kill_all
 	# An insmod/rmmod of a killed test keeps running in the kernel (it is
 	# a grandchild, and a module load cannot be interrupted half-way); the
 	# next test must not start while the module is changing state.
@@ -93,6 +94,7 @@ fi
 total=$(cat "$TAP_DIR/count")
 passed=$(cat "$TAP_DIR/pass")
 failed=$(cat "$TAP_DIR/fail")
+skipped=$(cat "$TAP_DIR/skip")
 echo "1..$total"
 if [ -s "$TAP_DIR/failed-names" ]; then
 	diag "failed:"
@@ -102,5 +104,6 @@ if [ -s "$TAP_DIR/transition-times" ]; then
 	diag "livepatch transitions: $(awk '{ n++; s += $1; if ($1 > m) m = $1 } END { printf "%d, mean %.2fs, max %.2fs", n, s / n, m }' "$TAP_DIR/transition-times")"
 fi
 diag "suite time $(elapsed_since "$suite_t0")s (guest uptime $(now)s)"
-echo "LRUOPT-TESTS-DONE passed=$passed failed=$failed"
+diag "$passed passed, $failed failed, $skipped skipped"
+echo "LRUOPT-TESTS-DONE passed=$passed failed=$failed skipped=$skipped"
 [ "$failed" -eq 0 ]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # bench-lib.sh - helpers for the A/B workloads tests/bench/w-*.sh.
 #
 # POSIX sh: busybox ash in the test VM, dash/bash on a host

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # drain-bench-run.sh: runs drain-bench.sh as a test file of the VM runner, so
 # that a test image can carry it (scripts/mkinitramfs KVER OUT \
 #   tests/bench/drain-bench.sh:/tests/drain-bench.sh \

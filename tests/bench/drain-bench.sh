@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # drain-bench.sh - the drain benchmark figures, A/B interleaved in one boot.
 # Runs inside the test VM (busybox sh), needs /tests/lib.sh, /tests/lib-drain.sh,
 # /lruopt.ko and the programs drain_call, rthog, fadvstorm (tests/progs).

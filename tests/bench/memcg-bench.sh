@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # memcg-bench: A/B benchmark of lruopt's memcg feature (6.1), in the VM.
 #
 # Two workloads, run inside a cgroup-v1 memory cgroup, on ext4 on brd, by

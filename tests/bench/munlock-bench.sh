@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # munlock-bench.sh - A/B benchmark of lruopt's batched mlock/munlock walk,
 # run INSIDE the test VM (busybox sh), stock and lruopt interleaved in one
 # boot by toggling /sys/kernel/lruopt/munlock/enabled ("stock" = the

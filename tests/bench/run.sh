@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # run.sh - the A/B benchmark driver (rounds x configs x workloads).
 #
 # Runs in the test VM (scripts/demo boots it with this as the test suite)
@@ -48,7 +49,7 @@ ROUNDS="" QUICK=0 WORKLOADS="" CONFIGS=ABC WARMUP=1 HOST=0
 KO_ARG=${LRUOPT_KO:-/lruopt.ko}
 WORKDIR=/tmp/lruopt-bench
 
-usage() { sed -n '2,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift 2 ;;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # vm-run-all.sh - installed as /tests/run-all.sh in the benchmark VM image
 # (scripts/demo): runs the A/B driver /tests/bench/run.sh instead of the
 # test suite, with options from the kernel command line:

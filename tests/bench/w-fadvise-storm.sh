@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-fadvise-storm: the fadvise(DONTNEED) storm, with fadvstorm (the drain
 # tests' program): 4 processes pinned to CPUs 0-3, each 200 times (--quick
 # 80) re-creating its own 64 KiB file on ext4 on a RAM block device (brd)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-idle-drain: the cost of a drain when nothing is pending (the other CPUs
 # idle), from CPU 0: back-to-back madvise(MADV_COLLAPSE) of one page
 # (lru_add_drain_all() and nothing else: the call costs the drain and the

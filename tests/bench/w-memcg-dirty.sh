@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-memcg-dirty: a file-dirtying loop inside a cgroup-v1 memory cgroup: an
 # 8 MiB (--quick 4 MiB) file on ext4/brd, every page dirtied with a small
 # pwrite() and the file written back with sync_file_range(WAIT_BEFORE |

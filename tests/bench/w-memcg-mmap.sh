@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-memcg-mmap: the mmap fault->drop loop of seeds/004 (KAMEZAWA Hiroyuki,
 # "page cgroup diet", 2012) inside a cgroup-v1 memory cgroup (6.1 only: 6.12
 # has no charge moving), with memcg_bench (the memcg tests' program): a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-mlock-loop: the test_mlock loop of seeds/000 (Tao Ma, 2011): mlock() and
 # munlock() of three small stack buffers, repeated; the stack VMA is split
 # and re-merged every time.  Mostly VMA work: lru_add_drain_all() has not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-munlock-short: the timedmlock/timedmunlock per-page cost from many short
 # operations: one populated 8 MiB MADV_NOHUGEPAGE area, 200 (--quick 100)
 # timed mlock() + munlock() cycles per run; the metrics are the 10th

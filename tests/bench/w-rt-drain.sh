@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-rt-drain: drain latency next to an RT hog.  rthog runs SCHED_FIFO on
 # CPU 1 and keeps faulting new pages (CPU 1 nearly always has folios in its
 # LRU batches; its kworker only runs when RT throttling lets it, default

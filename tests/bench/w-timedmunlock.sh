@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # w-timedmunlock: mmtests' timedmunlock/timedmlock (seeds/001, Vlastimil
 # Babka, 2013) on a populated, non-THP anonymous area (256 MiB; --quick
 # 128 MiB): time of mlock() and of munlock() of the whole area, per page.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 96-bpftrace: the bpftrace tools of scripts/*.bt (drainers, drainlat,
 # lrulock, mlockwalk, memcglock) give the right numbers on known workloads,
 # first on the stock kernel, then with lruopt loaded.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 65-drain-isolated: drain/skip_isolated.  Runs in its own boot with
 # "isolcpus=3 nohz_full=3" (scripts/mkinitramfs --tests tests/iso, vmrun
 # --append "isolcpus=3 nohz_full=3").  With skip_isolated=1 hint drains do

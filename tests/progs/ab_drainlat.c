@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * ab_drainlat compact|collapse CALLS SLEEP_US [CPU [JITTER_US]]
  *

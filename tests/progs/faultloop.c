@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * faultloop SECONDS [MIB] [SLEEP_US]
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * memcg_bench mmap FILE ITERS
  * memcg_bench dirty FILE ITERS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * memcg_mapdirty FILE MIB SECONDS [SLEEP_US]
  *

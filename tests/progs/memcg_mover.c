@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * memcg_mover PID SECONDS CGDIR_A CGDIR_B [SLEEP_US]
  *

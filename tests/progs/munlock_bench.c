@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * munlock_bench - timedmlock/timedmunlock (mmtests, seeds/001) A/B benchmark
  * of the lruopt munlock feature, for tests/bench/munlock-bench.sh and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * munlock_exact SCENARIO RUNLABEL
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * seed_mlock.h - one iteration of the test_mlock loop of seeds/000 (Tao Ma,
  * "mm: do not drain pagevecs for mlock", 2011), shared by ab_mlock.c (the

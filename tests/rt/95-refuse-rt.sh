@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 95-refuse-rt: on a PREEMPT_RT kernel (Debian's linux-image-rt-amd64) lruopt
 # must refuse to load: loading fails with EOPNOTSUPP, exactly one "lruopt:"
 # line per attempt says why, nothing is patched or left behind, and the

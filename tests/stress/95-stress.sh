@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 95-stress: LRUOPT_STRESS_CYCLES (default 100) cycles of
 #   insmod (random module parameters) -> every feature switched on ->
 #   random knob writes with random pauses -> livepatch disabled -> rmmod
