@@ -32,7 +32,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_drain.c lruopt_munlock.c lruopt_memcg.c \
-	lruopt.h lruopt_compat.h lruopt_trace.h Kbuild
+	lruopt.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.
 BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \

@@ -45,9 +45,20 @@ void invalidate_bh_lrus_cpu(void);
 void mlock_folio(struct folio *folio);
 
 /*
- * A failing static_assert() below names the member of the kernel's private
- * structure that no longer matches this mirror: the target kernel changed.
+ * A mirror of a private structure is checked against the target kernel's
+ * BTF: LRUOPT_MIRROR_SIZE(s) for struct lruopt_<s> as a whole and
+ * LRUOPT_MIRROR(s, m) for the offset of each member, after the model of
+ * FOLIO_MATCH() in include/linux/mm_types.h.  A member's size follows from
+ * its type (struct folio_batch, a pointer), the type's own size from its
+ * header, and a grown last member from the structure's size.  A failing
+ * static_assert() names the member of the kernel's private structure that
+ * no longer matches this mirror: the target kernel changed.
  */
+#define LRUOPT_MIRROR_SIZE(s)						\
+	static_assert(sizeof(struct lruopt_##s) == LRUOPT_BTF_##s##__SIZE)
+#define LRUOPT_MIRROR(s, m)						\
+	static_assert(offsetof(struct lruopt_##s, m) ==			\
+		      LRUOPT_BTF_##s##__##m##__OFF)
 
 /* Every mirror embeds it by value: the header's copy must be the kernel's. */
 static_assert(sizeof(struct folio_batch) == LRUOPT_BTF_folio_batch__SIZE);
@@ -71,31 +82,13 @@ struct lruopt_cpu_fbatches {
 	struct folio_batch lru_move_tail;
 };
 
-static_assert(sizeof(struct lruopt_cpu_fbatches) == LRUOPT_BTF_cpu_fbatches__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_add) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_add__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_add) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_add__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_lazyfree) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_lazyfree) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_activate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_activate__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_activate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_activate__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_move_tail) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_move_tail__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_move_tail) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_move_tail__SIZE);
+LRUOPT_MIRROR_SIZE(cpu_fbatches);
+LRUOPT_MIRROR(cpu_fbatches, lru_add);
+LRUOPT_MIRROR(cpu_fbatches, lru_deactivate_file);
+LRUOPT_MIRROR(cpu_fbatches, lru_deactivate);
+LRUOPT_MIRROR(cpu_fbatches, lru_lazyfree);
+LRUOPT_MIRROR(cpu_fbatches, lru_activate);
+LRUOPT_MIRROR(cpu_fbatches, lru_move_tail);
 DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_drain(int cpu);
@@ -126,76 +119,7 @@ static inline struct folio *lruopt_pte_folio(struct vm_area_struct *vma,
 	return folio;
 }
 
-/*
- * Number of PTEs from @pte on that map consecutive pages of @folio with the
- * same bits but dirty/soft-dirty/young/write: mm/internal.h's
- * folio_pte_batch() with FPB_IGNORE_DIRTY | FPB_IGNORE_SOFT_DIRTY, as
- * folio_mlock_step() uses it (x86 has no contiguous-PTE hint: steps of 1).
- */
-static inline pte_t lruopt_pte_batch_clear(pte_t pte)
-{
-	return pte_wrprotect(pte_mkold(pte_clear_soft_dirty(pte_mkclean(pte))));
-}
-
-static inline unsigned int lruopt_folio_pte_batch(struct folio *folio,
-						  pte_t *ptep, pte_t pte,
-						  unsigned int max_nr)
-{
-	unsigned long left = folio_pfn(folio) + folio_nr_pages(folio) -
-			     pte_pfn(pte);
-	pte_t expected = lruopt_pte_batch_clear(pte_advance_pfn(pte, 1));
-	unsigned int nr = 1;
-
-	max_nr = min_t(unsigned long, max_nr, left);
-	while (nr < max_nr) {
-		if (!pte_same(lruopt_pte_batch_clear(ptep_get(ptep + nr)),
-			      expected))
-			break;
-		expected = pte_advance_pfn(expected, 1);
-		nr++;
-	}
-	return min(nr, max_nr);
-}
-
-/* mm/internal.h folio_within_range() */
-static inline bool lruopt_folio_within_range(struct folio *folio,
-					     struct vm_area_struct *vma,
-					     unsigned long start,
-					     unsigned long end)
-{
-	pgoff_t pgoff, addr;
-
-	if (start > end)
-		return false;
-	start = max(start, vma->vm_start);
-	end = min(end, vma->vm_end);
-	pgoff = folio_pgoff(folio);
-	if (!in_range(pgoff, vma->vm_pgoff, vma_pages(vma)))
-		return false;
-	addr = vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
-	return !(addr < start || end - addr < folio_size(folio));
-}
-
-/*
- * mm/mlock.c folio_mlock_step() and allow_mlock_munlock(): how many PTEs the
- * walk consumes for @folio, and (in @act) whether it mlocks/munlocks it.
- */
-static inline unsigned int lruopt_mlock_step(struct folio *folio, pte_t *pte,
-					     unsigned long addr,
-					     unsigned long end,
-					     struct vm_area_struct *vma,
-					     unsigned long start, bool *act)
-{
-	unsigned int step = 1;
-
-	if (folio_test_large(folio))
-		step = lruopt_folio_pte_batch(folio, pte, ptep_get(pte),
-					      (end - addr) >> PAGE_SHIFT);
-	*act = !(vma->vm_flags & VM_LOCKED) || !folio_test_large(folio) ||
-	       (lruopt_folio_within_range(folio, vma, start, end) &&
-		step == folio_nr_pages(folio));
-	return step;
-}
+#include "lruopt_mm_internal.h"
 
 /* Same test, same order, as the kernel's cpu_needs_drain(). */
 static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
@@ -225,11 +149,8 @@ struct lruopt_lru_rotate {
 	struct folio_batch fbatch;
 };
 
-static_assert(sizeof(struct lruopt_lru_rotate) == LRUOPT_BTF_lru_rotate__SIZE);
-static_assert(offsetof(struct lruopt_lru_rotate, fbatch) ==
-	      LRUOPT_BTF_lru_rotate__fbatch__OFF);
-static_assert(sizeof_field(struct lruopt_lru_rotate, fbatch) ==
-	      LRUOPT_BTF_lru_rotate__fbatch__SIZE);
+LRUOPT_MIRROR_SIZE(lru_rotate);
+LRUOPT_MIRROR(lru_rotate, fbatch);
 DECLARE_PER_CPU(struct lruopt_lru_rotate, lru_rotate);
 
 struct lruopt_cpu_fbatches {
@@ -241,27 +162,12 @@ struct lruopt_cpu_fbatches {
 	struct folio_batch activate;
 };
 
-static_assert(sizeof(struct lruopt_cpu_fbatches) == LRUOPT_BTF_cpu_fbatches__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_add) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_add__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_add) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_add__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate_file) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate_file__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_deactivate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_deactivate) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_deactivate__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, lru_lazyfree) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, lru_lazyfree) ==
-	      LRUOPT_BTF_cpu_fbatches__lru_lazyfree__SIZE);
-static_assert(offsetof(struct lruopt_cpu_fbatches, activate) ==
-	      LRUOPT_BTF_cpu_fbatches__activate__OFF);
-static_assert(sizeof_field(struct lruopt_cpu_fbatches, activate) ==
-	      LRUOPT_BTF_cpu_fbatches__activate__SIZE);
+LRUOPT_MIRROR_SIZE(cpu_fbatches);
+LRUOPT_MIRROR(cpu_fbatches, lru_add);
+LRUOPT_MIRROR(cpu_fbatches, lru_deactivate_file);
+LRUOPT_MIRROR(cpu_fbatches, lru_deactivate);
+LRUOPT_MIRROR(cpu_fbatches, lru_lazyfree);
+LRUOPT_MIRROR(cpu_fbatches, activate);
 DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_page_drain(int cpu);
@@ -350,12 +256,8 @@ struct lruopt_move_charge_struct {
 	wait_queue_head_t waitq;
 };
 
-static_assert(sizeof(struct lruopt_move_charge_struct) ==
-	      LRUOPT_BTF_move_charge_struct__SIZE);
-static_assert(offsetof(struct lruopt_move_charge_struct, moving_task) ==
-	      LRUOPT_BTF_move_charge_struct__moving_task__OFF);
-static_assert(sizeof_field(struct lruopt_move_charge_struct, moving_task) ==
-	      LRUOPT_BTF_move_charge_struct__moving_task__SIZE);
+LRUOPT_MIRROR_SIZE(move_charge_struct);
+LRUOPT_MIRROR(move_charge_struct, moving_task);
 extern struct lruopt_move_charge_struct mc;
 #else
 #define LRUOPT_HAVE_MEMCG_MOVE 0
