@@ -10,7 +10,9 @@
  * LRU state, then drop the references again: about 34 lru_lock round trips
  * and 512 get/put pairs per 512 pages on 6.1.  This is the successor of the
  * munlock_vma_pages_range() problem of Vlastimil Babka's 2013 series
- * (seeds/001): isolate and update many pages under one lock acquisition.
+ * ("[RFC PATCH 0/6] Improving munlock() performance for large non-THP
+ * areas", linux-mm): isolate and update many pages under one lock
+ * acquisition.
  *
  * The replacement keeps the stock walk structure and, for small folios,
  * applies the same per-folio state machine as the kernel's __mlock_folio()
@@ -62,12 +64,18 @@ static struct lruopt_counters munlock_stats = { .names = munlock_stat_names };
 #define MUNLOCK_BATCH_MAX	512U
 static unsigned int munlock_batch = 256;
 
+/* The unevictable_pgs_* events a batch counts, in mb_event_item[] */
+enum mb_event {
+	EV_MLOCKED, EV_MUNLOCKED, EV_STRANDED, EV_CULLED, EV_RESCUED,
+	EV_NR
+};
+
 /* One lruvec lock hold and the accounting gathered under it. */
 struct mbatch {
 	struct lruvec *lruvec;		/* locked, or NULL */
 	struct zone *zone;		/* zone of @nr_mlock */
 	long nr_mlock;			/* NR_MLOCK delta for @zone */
-	unsigned long ev[5];		/* indexed by enum mb_event */
+	unsigned long ev[EV_NR];	/* indexed by enum mb_event */
 	/* LRU size deltas for @lruvec, applied before it is unlocked */
 	long lru_nr[NR_LRU_LISTS][MAX_NR_ZONES];
 	unsigned int n, limit;
@@ -76,9 +84,7 @@ struct mbatch {
 	bool mlock;			/* direction, for the tracepoint */
 };
 
-enum mb_event { EV_MLOCKED, EV_MUNLOCKED, EV_STRANDED, EV_CULLED, EV_RESCUED };
-
-static const enum vm_event_item mb_event_item[] = {
+static const enum vm_event_item mb_event_item[EV_NR] = {
 	[EV_MLOCKED] = UNEVICTABLE_PGMLOCKED,
 	[EV_MUNLOCKED] = UNEVICTABLE_PGMUNLOCKED,
 	[EV_STRANDED] = UNEVICTABLE_PGSTRANDED,
@@ -282,7 +288,7 @@ out:
 		folio_set_lru(folio);
 }
 
-static void stock_one(struct vm_area_struct *vma, struct folio *folio)
+static void mb_stock_one(struct vm_area_struct *vma, struct folio *folio)
 {
 	if (vma->vm_flags & VM_LOCKED)
 		mlock_folio(folio);
@@ -296,7 +302,7 @@ static void mb_one(struct mbatch *b, struct vm_area_struct *vma,
 	if (folio_test_large(folio)) {
 		/* stock per-folio call: it takes the lruvec lock itself */
 		mb_flush(b);
-		stock_one(vma, folio);
+		mb_stock_one(vma, folio);
 		lruopt_count(&munlock_stats, MS_FALLBACKS, 1);
 		return;
 	}
@@ -345,7 +351,7 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 		folio = lruopt_pmd_folio(*pmd);
 		if (!folio)
 			goto out;
-		stock_one(vma, folio);
+		mb_stock_one(vma, folio);
 		if (batched)
 			lruopt_count(&munlock_stats, MS_FALLBACKS, 1);
 		goto out;
@@ -375,7 +381,7 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 			if (batched)
 				mb_one(&b, vma, folio);
 			else
-				stock_one(vma, folio);
+				mb_stock_one(vma, folio);
 		}
 		pte += step - 1;
 		addr += (step - 1) << PAGE_SHIFT;
