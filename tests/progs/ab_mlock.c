@@ -2,8 +2,8 @@
 /*
  * ab_mlock ITERS
  *
- * The test_mlock loop of seeds/000 (Tao Ma, "mm: do not drain pagevecs for
- * mlock", 2011): ITERS times mlock() and munlock() three small stack
+ * The test_mlock loop of Tao Ma's "[PATCH] mm: do not drain pagevecs
+ * for mlock" (LKML, 2011): ITERS times mlock() and munlock() three small stack
  * buffers (24, 56 and 4168 bytes), which splits and re-merges the stack VMA
  * around them.  Re-executes itself once with ADDR_NO_RANDOMIZE so that the
  * stack layout, and with it the number of pages locked per iteration, is the
@@ -17,16 +17,36 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
-#include <sys/personality.h>
 
 #include "common.h"
-#include "seed_mlock.h"
+
+#define SEED_SZ1 24
+#define SEED_SZ2 56
+#define SEED_SZ3 4168
+
+/* mlock()/munlock() calls that failed so far */
+static int seed_failures;
+
+static void __attribute__((noinline)) seed_mlock_test(void)
+{
+	char ptr1[SEED_SZ1];
+	char ptr2[SEED_SZ2];
+	char ptr3[SEED_SZ3];
+
+	/* keep the buffers on the stack (the compiler may otherwise drop them) */
+	__asm__ volatile("" : : "r"(ptr1), "r"(ptr2), "r"(ptr3) : "memory");
+	seed_failures += !!mlock(ptr1, SEED_SZ1);
+	seed_failures += !!mlock(ptr2, SEED_SZ2);
+	seed_failures += !!mlock(ptr3, SEED_SZ3);
+	seed_failures += !!munlock(ptr1, SEED_SZ1);
+	seed_failures += !!munlock(ptr2, SEED_SZ2);
+	seed_failures += !!munlock(ptr3, SEED_SZ3);
+}
 
 int main(int argc, char **argv)
 {
 	long long t0, t, m0, u0, m1, u1;
 	long iters, i;
-	int pers;
 
 	lt_prog = "ab_mlock";
 	if (argc != 2) {
@@ -34,10 +54,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	iters = lt_arg("ITERS", argv[1], 1, 100000000);
-	pers = personality(0xffffffff);
-	if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
-	    personality(pers | ADDR_NO_RANDOMIZE) != -1)
-		execv("/proc/self/exe", argv);	/* on failure: run randomised */
+	lt_no_aslr(argv);
 
 	lt_pin(lt_ncpus() - 1);
 	seed_mlock_test();			/* fault in the stack pages first */

@@ -2,8 +2,8 @@
 /*
  * ab_timedmunlock MIB REPS
  *
- * mmtests' timedmunlock/timedmlock on a populated, non-THP area (seeds/001,
- * Vlastimil Babka, "Improving munlock() performance for large non-THP
+ * mmtests' timedmunlock/timedmlock on a populated, non-THP area (Vlastimil
+ * Babka, linux-mm 2013, "[RFC PATCH 0/6] Improving munlock() performance for large non-THP
  * areas", 2013): mmap MIB MiB of anonymous memory with MADV_NOHUGEPAGE,
  * write every page, then REPS times time mlock() of the whole (populated)
  * area and munlock() of it.  Every page goes through mlock_pte_range() on

@@ -26,9 +26,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +92,24 @@ static inline void lt_pin(int cpu)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		lt_die("sched_setaffinity(cpu %d)", cpu);
+}
+
+/*
+ * Disable address-space randomisation and re-exec, so that every run of a
+ * scenario gets the same layout (same PMD alignment of every mapping, same
+ * stack size): mlockall() counts and the pages a stack mlock() covers
+ * depend on it.
+ */
+static inline void lt_no_aslr(char **argv)
+{
+	int pers = personality(0xffffffff);
+
+	if (pers == -1 || (pers & ADDR_NO_RANDOMIZE))
+		return;
+	if (personality(pers | ADDR_NO_RANDOMIZE) == -1)
+		return;
+	execv("/proc/self/exe", argv);
+	/* could not re-exec: carry on with randomisation */
 }
 
 /* ------------------------------------------------------------------ arguments */

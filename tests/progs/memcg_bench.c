@@ -6,8 +6,8 @@
  * Micro-benchmarks of the paths that call folio_memcg_lock()/unlock() on
  * 6.1 (run inside a memcg so that the page cache is charged to it).
  *
- * mmap: the test program of seeds/004 ("page cgroup diet", KAMEZAWA
- *   Hiroyuki, 2012): map FILE twice with MAP_SHARED, mlock the first
+ * mmap: the test program of KAMEZAWA Hiroyuki's "[PATCH 0/6] page
+ *   cgroup diet v5" (linux-mm, 2012): map FILE twice with MAP_SHARED, mlock the first
  *   mapping (pages stay mapped, mapcount > 1), then ITERS times read-fault
  *   every page of the second mapping and drop it with MADV_DONTNEED.  Each
  *   page of each pass is one page_add_file_rmap() + one page_remove_rmap(),

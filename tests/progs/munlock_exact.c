@@ -719,7 +719,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: munlock_exact SCENARIO RUNLABEL\n");
 		return 2;
 	}
-	mu_no_aslr(argv);
+	lt_no_aslr(argv);
 	scenario = argv[1];
 	runlabel = argv[2];
 	if (!strcmp(scenario, "offlru") && lt_ncpus() < 2) {

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,23 +40,6 @@
 #define MU_PAGE 4096UL
 #define MU_HPAGE (2UL << 20)
 #define LO_MUNLOCK "/sys/kernel/lruopt/munlock"
-
-/*
- * Disable address-space randomisation and re-exec, so that every run of a
- * scenario gets the same layout (same PMD alignment of every mapping, same
- * stack size): mlockall() counts depend on it.
- */
-static inline void mu_no_aslr(char **argv)
-{
-	int pers = personality(0xffffffff);
-
-	if (pers == -1 || (pers & ADDR_NO_RANDOMIZE))
-		return;
-	if (personality(pers | ADDR_NO_RANDOMIZE) == -1)
-		return;
-	execv("/proc/self/exe", argv);
-	/* could not re-exec: carry on with randomisation */
-}
 
 /* A 2 MiB-aligned anonymous private mapping of len bytes. */
 static inline unsigned char *mu_map_aligned(size_t len, int prot, int flags, int fd)
