@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# lib-munlock.sh - helpers for tests/70-munlock-*.sh and tests/bench/munlock-bench.sh
+# lib-munlock.sh - helpers for tests/70-munlock-*.sh
 # (busybox ash).  Source after lib.sh.
 #
 # The munlock feature of lruopt: /sys/kernel/lruopt/munlock/{enabled,batch,

@@ -12,6 +12,10 @@
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh)
 #   --configs SET     subset of ABCD to run (default ABC)
+#   --toggle          in-boot toggle mode, the same as --configs BC: lruopt
+#                     is loaded once and B/C alternate by writes to
+#                     /sys/kernel/lruopt/enabled (no insmod/rmmod between
+#                     samples; what the older per-feature benchmarks did)
 #   --ko PATH         the module (default $LRUOPT_KO or /lruopt.ko)
 #   --workdir DIR     scratch directory (default /tmp/lruopt-bench)
 #   --no-warmup       skip the unmeasured warm-up run of each workload
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--quick) QUICK=1; shift ;;
 	--workloads) WORKLOADS=$2; shift 2 ;;
 	--configs) CONFIGS=$2; shift 2 ;;
+	--toggle) CONFIGS=BC; shift ;;
 	--ko) KO_ARG=$2; shift 2 ;;
 	--workdir) WORKDIR=$2; shift 2 ;;
 	--no-warmup) WARMUP=0; shift ;;

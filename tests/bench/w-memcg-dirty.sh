@@ -8,7 +8,7 @@
 # folio_memcg_lock() (which lruopt's memcg feature replaces on 6.1; 6.12 has
 # no charge moving), plus mark_buffer_dirty's lock_page_memcg().
 # Metric: time per page and pass.  Uses memcg_bench (tests/progs), the same
-# program as tests/bench/memcg-bench.sh and w-memcg-mmap.
+# program as w-memcg-mmap and tests/80-memcg-sysfs.sh.
 . "$(dirname "$0")/bench-lib.sh"
 
 case ${1:-} in

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# w-memcg-mmap: the mmap fault->drop loop of seeds/004 (KAMEZAWA Hiroyuki,
-# "page cgroup diet", 2012) inside a cgroup-v1 memory cgroup (6.1 only: 6.12
+# w-memcg-mmap: the mmap fault->drop loop of KAMEZAWA Hiroyuki's
+# "[PATCH 0/6] page cgroup diet v5" (linux-mm, 2012) inside a cgroup-v1 memory cgroup (6.1 only: 6.12
 # has no charge moving), with memcg_bench (the memcg tests' program): a
 # 32 MiB (--quick 16) file on ext4/brd, created from inside the memcg, mapped
 # twice MAP_SHARED, the first mapping mlocked, the second read-faulted page
@@ -14,7 +14,7 @@
 . "$(dirname "$0")/bench-lib.sh"
 
 case ${1:-} in
-describe) echo "seeds/004 mmap fault->drop loop in a cgroup-v1 memcg" ;;
+describe) echo "page-cgroup-diet mmap fault->drop loop in a cgroup-v1 memcg" ;;
 progs) echo memcg_bench ;;
 kernels) echo "6.1" ;;
 setup)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# w-mlock-loop: the test_mlock loop of seeds/000 (Tao Ma, 2011): mlock() and
+# w-mlock-loop: the test_mlock loop of Tao Ma's "[PATCH] mm: do
+# not drain pagevecs for mlock" (LKML, 2011): mlock() and
 # munlock() of three small stack buffers, repeated; the stack VMA is split
 # and re-merged every time.  Mostly VMA work: lru_add_drain_all() has not
 # been called from mlock() since 4.15, so lruopt should change little here
@@ -9,7 +10,7 @@
 . "$(dirname "$0")/bench-lib.sh"
 
 case ${1:-} in
-describe) echo "seeds/000 test_mlock loop: mlock+munlock of 24/56/4168-byte stack buffers" ;;
+describe) echo "Tao Ma's test_mlock loop: mlock+munlock of 24/56/4168-byte stack buffers" ;;
 progs) echo ab_mlock ;;
 setup | cleanup) need ab_mlock ;;
 run)

@@ -6,8 +6,8 @@
 # percentiles (ns per page).  On a shared host a 60 ms operation (the
 # 256 MiB w-timedmunlock) is nearly always stretched by host scheduling, a
 # 2 ms one is often not, so the low percentile of many short samples
-# resolves differences of a few percent that the long runs cannot (see
-# tests/bench/munlock-bench.sh, munlock_bench single).
+# resolves differences of a few percent that the long runs cannot
+# (munlock_bench single).
 . "$(dirname "$0")/bench-lib.sh"
 
 case ${1:-} in

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# w-timedmunlock: mmtests' timedmunlock/timedmlock (seeds/001, Vlastimil
-# Babka, 2013) on a populated, non-THP anonymous area (256 MiB; --quick
+# w-timedmunlock: mmtests' timedmunlock/timedmlock (Vlastimil
+# Babka, "Improving munlock() performance for large non-THP areas",
+# linux-mm 2013) on a populated, non-THP anonymous area (256 MiB; --quick
 # 128 MiB): time of mlock() and of munlock() of the whole area, per page.
 # Every page goes through mlock_pte_range(), which lruopt's munlock feature
 # replaces (one lruvec-lock hold per batch of small folios).  Each run does
