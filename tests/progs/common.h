@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +212,24 @@ static inline long long lt_vmstat(const char *key)
 	return lt_field(buf, key);
 }
 
+/* ------------------------------------------------------------------ memory */
+
+/*
+ * @size bytes of anonymous private memory, or die; with @nohuge, kept out
+ * of THP (MADV_NOHUGEPAGE), so that the kernel works on it PTE by PTE.
+ */
+static inline unsigned char *lt_map_anon(size_t size, bool nohuge)
+{
+	unsigned char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		lt_die("mmap %zu bytes", size);
+	if (nohuge)
+		madvise(p, size, MADV_NOHUGEPAGE);
+	return p;
+}
+
 /* ------------------------------------------------------------------ statistics */
 
 static inline int lt_cmp_ll(const void *a, const void *b)
@@ -286,6 +305,20 @@ static inline void loop_args(const char *prog, int argc, char **argv,
 	if (argc > 3)
 		*sleep_us = parse_arg(prog, "SLEEP_US", argv[3], 1000000);
 	setup_bounded_run(*seconds);
+}
+
+/* End of one iteration of a workload loop: count it, pause if asked. */
+static inline void loop_pause(unsigned long *iters, long sleep_us)
+{
+	(*iters)++;
+	if (sleep_us)
+		usleep(sleep_us);
+}
+
+/* A workload loop's summary line, which the tests show on failure. */
+static inline void loop_done(unsigned long iters, double start)
+{
+	printf("%s: %lu iterations in %.1f s\n", lt_prog, iters, now_s() - start);
 }
 
 #endif

@@ -26,13 +26,8 @@ int main(int argc, char **argv)
 	start = now_s();
 	deadline = start + seconds;
 	while (!stop_requested && now_s() < deadline) {
-		unsigned char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char *p = lt_map_anon(size, false);
 
-		if (p == MAP_FAILED) {
-			perror("faultloop: mmap");
-			return 1;
-		}
 		for (i = 0; i < size; i += page)
 			p[i] = (unsigned char)(iters + i / page);
 		for (i = 0; i < size; i += page) {
@@ -46,10 +41,8 @@ int main(int argc, char **argv)
 			perror("faultloop: munmap");
 			return 1;
 		}
-		iters++;
-		if (sleep_us)
-			usleep(sleep_us);
+		loop_pause(&iters, sleep_us);
 	}
-	printf("faultloop: %lu iterations in %.1f s\n", iters, now_s() - start);
+	loop_done(iters, start);
 	return 0;
 }

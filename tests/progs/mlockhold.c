@@ -29,12 +29,7 @@ int main(int argc, char **argv)
 	seconds = parse_arg("mlockhold", "SECONDS", argv[2], 86400);
 	setup_bounded_run(seconds);
 	size = (size_t)mib << 20;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("mlockhold: mmap");
-		return 1;
-	}
-	madvise(p, size, MADV_NOHUGEPAGE);
+	p = lt_map_anon(size, true);
 	for (i = 0; i < size; i += page)
 		p[i] = 1;
 	if (mlock(p, size)) {

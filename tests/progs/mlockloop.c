@@ -37,13 +37,8 @@ int main(int argc, char **argv)
 	loop_args("mlockloop", argc, argv, &seconds, &mib, &sleep_us);
 
 	size = (size_t)mib << 20;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("mlockloop: mmap");
-		return 1;
-	}
 	/* Keep THP out: we want per-PTE work in mlock_pte_range. */
-	madvise(p, size, MADV_NOHUGEPAGE);
+	p = lt_map_anon(size, true);
 	for (i = 0; i < size; i += page)
 		p[i] = (unsigned char)(i / page);
 
@@ -77,10 +72,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		iters++;
-		if (sleep_us)
-			usleep(sleep_us);
+		loop_pause(&iters, sleep_us);
 	}
-	printf("mlockloop: %lu iterations in %.1f s\n", iters, now_s() - start);
+	loop_done(iters, start);
 	return 0;
 }
