@@ -27,15 +27,8 @@ field() {
 }
 
 locks_run() {
-	local out=$1 rc
-	munlock_bench locks $MIB >"$out" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT bench=locks' "$out")" -lt 1 ]; then
-		fail "munlock_bench locks $MIB (batch $(cat $MUN/batch)) ran" "$(tail -5 "$out")"
-		return 1
-	fi
-	pass "munlock_bench locks $MIB (batch $(cat $MUN/batch)) ran"
-	diag "$(grep '^RESULT' "$out")"
+	mun_prog "munlock_bench locks $MIB (batch $(cat $MUN/batch)) ran" "$1" \
+		'RESULT bench=locks' 1+ munlock_bench locks $MIB
 }
 
 mun_batch 256

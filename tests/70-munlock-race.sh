@@ -31,17 +31,11 @@ echo 1 >/proc/sys/vm/compact_unevictable_allowed 2>/dev/null
 diag "NUMA nodes online: $(cat /sys/devices/system/node/online), ${SECS}s per run"
 
 race_run() {
-	local label=$1 en=$2 out=$D/$1 rc f
+	local label=$1 en=$2 out=$D/$1 f
 	mun_enable "$en" || { fail "$label: set munlock/enabled=$en"; return 1; }
 	mun_reset
-	munlock_race "$SECS" "$label" >"$out" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ] || [ "$(grep -c '^RESULT race' "$out")" -ne 5 ]; then
-		fail "$label: munlock_race ran and kept the data intact (status $rc)" "$(tail -5 "$out")"
-		return 1
-	fi
-	pass "$label: munlock_race ran and kept the data intact"
-	diag "$(grep '^RESULT race' "$out")"
+	mun_prog "$label: munlock_race ran and kept the data intact" "$out" \
+		'RESULT race' 5 munlock_race "$SECS" "$label" || return 1
 	diag "stats: $(mun_stats)"
 	if grep -q 'ident=bad' "$out"; then
 		fail "$label: unevictable_pgs_* events balance nr_mlock, zones sum to Unevictable" "$(grep 'ident=bad' "$out")"

@@ -152,3 +152,25 @@ mun_cg_end() {
 	unset MUN_CG_A MUN_CG_B
 	return 0
 }
+
+# mun_prog NAME OUT PATTERN COUNT CMD [ARGS...]: run a munlock test program
+# with its output in OUT; one result NAME: it exited 0 and printed COUNT
+# lines matching ^PATTERN (COUNT "N": exactly N, "N+": at least N).  The
+# matching lines become diagnostics.
+mun_prog() {
+	local name=$1 out=$2 pat=$3 want=$4 rc n ok
+	shift 4
+	"$@" >"$out" 2>&1
+	rc=$?
+	n=$(grep -c "^$pat" "$out")
+	case $want in
+	*+) [ "$n" -ge "${want%+}" ] && ok=1 ;;
+	*) [ "$n" -eq "$want" ] && ok=1 ;;
+	esac
+	if [ $rc -ne 0 ] || [ -z "${ok:-}" ]; then
+		fail "$name" "status $rc, $n lines '$pat' (want $want)" "$(tail -5 "$out")"
+		return 1
+	fi
+	pass "$name"
+	diag "$(grep "^$pat" "$out")"
+}

@@ -110,28 +110,33 @@ _capture() {
 # not in a subshell, so functions may set globals (LOAD_SECS, workload pids);
 # its output is shown as diagnostics.
 check() {
-	local name=$1
-	shift
-	_capture "$@"
-	if [ $_RC -eq 0 ]; then
-		pass "$name"
-		[ -z "$_OUT" ] || diag "$_OUT"
-		return 0
-	fi
-	fail "$name" "command failed (status $_RC): $*" ${_OUT:+"$_OUT"}
-	return 1
+	_check_as 0 "$@"
 }
 
 # check_not NAME CMD [ARGS...]: ok when CMD fails.
 check_not() {
-	local name=$1
-	shift
+	_check_as 1 "$@"
+}
+
+# _check_as WANT NAME CMD...: WANT 0: CMD must succeed, 1: it must fail
+_check_as() {
+	local want=$1 name=$2
+	shift 2
 	_capture "$@"
-	if [ $_RC -ne 0 ]; then
+	if [ $_RC -ne 0 ] && [ "$want" = 1 ]; then
 		pass "$name"
 		return 0
 	fi
-	fail "$name" "command unexpectedly succeeded: $*" ${_OUT:+"$_OUT"}
+	if [ $_RC -eq 0 ] && [ "$want" = 0 ]; then
+		pass "$name"
+		[ -z "$_OUT" ] || diag "$_OUT"
+		return 0
+	fi
+	if [ "$want" = 0 ]; then
+		fail "$name" "command failed (status $_RC): $*" ${_OUT:+"$_OUT"}
+	else
+		fail "$name" "command unexpectedly succeeded: $*" ${_OUT:+"$_OUT"}
+	fi
 	return 1
 }
 
