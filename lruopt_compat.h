@@ -63,23 +63,24 @@ void mlock_folio(struct folio *folio);
 /* Every mirror embeds it by value: the header's copy must be the kernel's. */
 static_assert(sizeof(struct folio_batch) == LRUOPT_BTF_folio_batch__SIZE);
 
-#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
-/* ------------------------------------------------------------- 6.12 ---- */
-
-#define LRUOPT_KERNEL_LINE "6.12"
-/* Livepatch modules may have trace events since v6.3 (see lruopt_trace.h). */
-#define LRUOPT_HAVE_MODULE_TRACEPOINTS 1
-
-/* mm/swap.c */
+/*
+ * mm/swap.c's per-CPU folio batches.  The two kernels agree up to
+ * lru_lazyfree; the members after it are mirrored (and checked) in each
+ * kernel's section below.
+ */
 struct lruopt_cpu_fbatches {
 	local_lock_t lock;
 	struct folio_batch lru_add;
 	struct folio_batch lru_deactivate_file;
 	struct folio_batch lru_deactivate;
 	struct folio_batch lru_lazyfree;
+#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
 	struct folio_batch lru_activate;
 	local_lock_t lock_irq;
 	struct folio_batch lru_move_tail;
+#else
+	struct folio_batch activate;
+#endif
 };
 
 LRUOPT_MIRROR_SIZE(cpu_fbatches);
@@ -87,9 +88,17 @@ LRUOPT_MIRROR(cpu_fbatches, lru_add);
 LRUOPT_MIRROR(cpu_fbatches, lru_deactivate_file);
 LRUOPT_MIRROR(cpu_fbatches, lru_deactivate);
 LRUOPT_MIRROR(cpu_fbatches, lru_lazyfree);
+DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
+
+#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
+/* ------------------------------------------------------------- 6.12 ---- */
+
+#define LRUOPT_KERNEL_LINE "6.12"
+/* Livepatch modules may have trace events since v6.3 (see lruopt_trace.h). */
+#define LRUOPT_HAVE_MODULE_TRACEPOINTS 1
+
 LRUOPT_MIRROR(cpu_fbatches, lru_activate);
 LRUOPT_MIRROR(cpu_fbatches, lru_move_tail);
-DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_drain(int cpu);
 void mlock_drain_local(void);
@@ -153,22 +162,7 @@ LRUOPT_MIRROR_SIZE(lru_rotate);
 LRUOPT_MIRROR(lru_rotate, fbatch);
 DECLARE_PER_CPU(struct lruopt_lru_rotate, lru_rotate);
 
-struct lruopt_cpu_fbatches {
-	local_lock_t lock;
-	struct folio_batch lru_add;
-	struct folio_batch lru_deactivate_file;
-	struct folio_batch lru_deactivate;
-	struct folio_batch lru_lazyfree;
-	struct folio_batch activate;
-};
-
-LRUOPT_MIRROR_SIZE(cpu_fbatches);
-LRUOPT_MIRROR(cpu_fbatches, lru_add);
-LRUOPT_MIRROR(cpu_fbatches, lru_deactivate_file);
-LRUOPT_MIRROR(cpu_fbatches, lru_deactivate);
-LRUOPT_MIRROR(cpu_fbatches, lru_lazyfree);
 LRUOPT_MIRROR(cpu_fbatches, activate);
-DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 
 bool need_mlock_page_drain(int cpu);
 void mlock_page_drain_local(void);
