@@ -60,6 +60,35 @@ vmstat() {
 	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' /proc/vmstat
 }
 
+# ------------------------------------------------------------ the verbs
+# A workload sets WL_DESC and WL_PROGS (and WL_KERNELS, WL_TUNE if it has
+# them), defines wl_run (and wl_setup, wl_cleanup if it needs them) and
+# ends with 'bench_main "$@"', which implements the contract's verbs
+# (tests/bench/README.md); setup, run and cleanup first check that the
+# programs of WL_PROGS are there.
+bench_main() {
+	case ${1:-} in
+	describe) echo "$WL_DESC" ;;
+	progs) echo "$WL_PROGS" ;;
+	kernels) [ -z "${WL_KERNELS:-}" ] || echo "$WL_KERNELS" ;;
+	tune) [ -z "${WL_TUNE:-}" ] || echo "$WL_TUNE" ;;
+	setup | run | cleanup)
+		# shellcheck disable=SC2086
+		need $WL_PROGS
+		if type "wl_$1" >/dev/null 2>&1; then
+			"wl_$1"
+		elif [ "$1" = run ]; then
+			echo "bench: $BENCH_NAME has no wl_run" >&2
+			exit 1
+		fi
+		;;
+	*)
+		echo "usage: $0 describe|progs|kernels|tune|setup|run|cleanup" >&2
+		exit 2
+		;;
+	esac
+}
+
 # ------------------------------------------------------------ pids
 # Background helpers register here; the driver kills what a killed run
 # left behind (by these pids, never by name).
@@ -160,6 +189,33 @@ bench_memcg_file() {
 		return 1
 	}
 	sync
+}
+
+# bench_memcg_workload FILE QUICK_MIB FULL_MIB: a memcg workload's setup
+# (ext4 on brd, the group, FILE written from inside it) and cleanup
+bench_memcg_workload() {
+	BENCH_MEMCG_FILE=$1
+	BENCH_MEMCG_MIB=$(qf "$2" "$3")
+	wl_setup() {
+		bench_ext4 128 >/dev/null || exit 1
+		bench_memcg_file "$BENCH_MEMCG_FILE" "$BENCH_MEMCG_MIB" || exit 1
+	}
+	wl_cleanup() {
+		bench_memcg_cleanup "$BENCH_MEMCG_FILE"
+	}
+}
+
+# bench_memcg_run MODE FILE ITERS [CPU]: memcg_bench MODE on $BENCH_MNT/FILE
+# in the group, pinned to CPU if given; prints its result line
+bench_memcg_run() {
+	local mode=$1 file=$2 iters=$3 cpu=${4:-} out
+	bench_ext4 128 >/dev/null || return 1
+	if [ -n "$cpu" ]; then set -- taskset -c "$cpu"; else set --; fi
+	out=$(bench_in_memcg "$@" memcg_bench "$mode" "$BENCH_MNT/$file" "$iters") || {
+		echo "memcg_bench $mode failed: $out" >&2
+		return 1
+	}
+	echo "$out"
 }
 
 # bench_in_memcg CMD [ARGS...]: run CMD as a member of the group

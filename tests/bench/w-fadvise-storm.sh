@@ -19,17 +19,16 @@
 # storm (median -43% instead of the -95% of 20 ms).
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "fadvise(DONTNEED) storm: 4 writers on ext4/brd, a drain per call" ;;
-progs) echo fadvstorm ;;
-tune) echo "drain/coalesce_us 20000" ;;
-setup)
-	need fadvstorm
+WL_DESC="fadvise(DONTNEED) storm: 4 writers on ext4/brd, a drain per call"
+WL_PROGS=fadvstorm
+WL_TUNE="drain/coalesce_us 20000"
+
+wl_setup() {
 	bench_ext4 128 >/dev/null || exit 1
 	drain_trace_setup || echo "no tracing: no drain-work count" >&2
-	;;
-run)
-	need fadvstorm
+}
+
+wl_run() {
 	mnt=$(bench_ext4 128) || exit 1
 	mkdir -p "$mnt/storm"
 	drain_trace_begin
@@ -44,7 +43,10 @@ run)
 	result call_p99 "$(ns2us "$(kv "$out" p99_ns)")" us lower
 	result calls_per_s "$(div "$((n * 1000))" "$(kv "$out" wall_ms)" 0)" calls/s higher
 	[ -z "$works" ] || result drain_works_per_call "$(div "$works" "$n" 3)" works lower
-	;;
-cleanup) bench_ext4_cleanup ;;
-*) echo "usage: $0 describe|progs|tune|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+wl_cleanup() {
+	bench_ext4_cleanup
+}
+
+bench_main "$@"

@@ -11,16 +11,14 @@
 # could cost more than it saves.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "MADV_COLLAPSE / compact_memory with nothing pending" ;;
-progs) echo ab_drainlat ;;
-setup)
-	need ab_drainlat
+WL_DESC="MADV_COLLAPSE / compact_memory with nothing pending"
+WL_PROGS=ab_drainlat
+
+wl_setup() {
 	drain_trace_setup || echo "no tracing: no drain-work count" >&2
-	;;
-cleanup) need ab_drainlat ;;
-run)
-	need ab_drainlat
+}
+
+wl_run() {
 	n=$(qf 300 1000)
 	drain_trace_begin
 	m=$(ab_drainlat collapse "$n" 0 0) || { drain_trace_end >/dev/null; exit 1; }
@@ -29,6 +27,6 @@ run)
 	result collapse_call "$(kv "$m" median_us)" us lower
 	result compact_call "$(kv "$c" median_us)" us lower
 	[ -z "$works" ] || result drain_works_per_call "$(div "$works" "$n" 3)" works lower
-	;;
-*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

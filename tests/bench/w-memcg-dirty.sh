@@ -11,28 +11,17 @@
 # program as w-memcg-mmap and tests/80-memcg-sysfs.sh.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "pwrite + sync_file_range dirtying loop in a cgroup-v1 memcg" ;;
-progs) echo memcg_bench ;;
-kernels) echo "6.1" ;;
-setup)
-	need memcg_bench
-	bench_ext4 128 >/dev/null || exit 1
-	bench_memcg_file memcg-dirty.file "$(qf 4 8)" || exit 1
-	;;
-run)
-	need memcg_bench
-	mnt=$(bench_ext4 128) || exit 1
+WL_DESC="pwrite + sync_file_range dirtying loop in a cgroup-v1 memcg"
+WL_PROGS=memcg_bench
+WL_KERNELS=6.1
+
+bench_memcg_workload memcg-dirty.file 4 8
+
+wl_run() {
 	cpu=1
 	[ "$(nproc)" -gt 1 ] || cpu=0
-	out=$(bench_in_memcg taskset -c $cpu memcg_bench dirty "$mnt/memcg-dirty.file" "$(qf 10 20)") || {
-		echo "memcg_bench failed: $out" >&2
-		exit 1
-	}
+	out=$(bench_memcg_run dirty memcg-dirty.file "$(qf 10 20)" $cpu) || exit 1
 	result dirty_writeback "$(kv "$out" ns_per_page)" ns/page lower
-	;;
-cleanup)
-	bench_memcg_cleanup memcg-dirty.file
-	;;
-*) echo "usage: $0 describe|progs|kernels|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

@@ -13,26 +13,15 @@
 # (patch_memcg=0) for the rest of lruopt without it.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "page-cgroup-diet mmap fault->drop loop in a cgroup-v1 memcg" ;;
-progs) echo memcg_bench ;;
-kernels) echo "6.1" ;;
-setup)
-	need memcg_bench
-	bench_ext4 128 >/dev/null || exit 1
-	bench_memcg_file memcg-mmap.file "$(qf 16 32)" || exit 1
-	;;
-run)
-	need memcg_bench
-	mnt=$(bench_ext4 128) || exit 1
-	out=$(bench_in_memcg memcg_bench mmap "$mnt/memcg-mmap.file" "$(qf 10 30)") || {
-		echo "memcg_bench failed: $out" >&2
-		exit 1
-	}
+WL_DESC="page-cgroup-diet mmap fault->drop loop in a cgroup-v1 memcg"
+WL_PROGS=memcg_bench
+WL_KERNELS=6.1
+
+bench_memcg_workload memcg-mmap.file 16 32
+
+wl_run() {
+	out=$(bench_memcg_run mmap memcg-mmap.file "$(qf 10 30)") || exit 1
 	result fault_drop "$(kv "$out" ns_per_page)" ns/page lower
-	;;
-cleanup)
-	bench_memcg_cleanup memcg-mmap.file
-	;;
-*) echo "usage: $0 describe|progs|kernels|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

@@ -9,15 +9,13 @@
 # 6000 iterations per run (--quick 2000), pinned to the last CPU.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "Tao Ma's test_mlock loop: mlock+munlock of 24/56/4168-byte stack buffers" ;;
-progs) echo ab_mlock ;;
-setup | cleanup) need ab_mlock ;;
-run)
-	need ab_mlock
+WL_DESC="Tao Ma's test_mlock loop: mlock+munlock of 24/56/4168-byte stack buffers"
+WL_PROGS=ab_mlock
+
+wl_run() {
 	out=$(ab_mlock "$(qf 2000 6000)") || exit 1
 	result iteration "$(div "$(kv "$out" ns_per_iter)" 1000 2)" us lower
 	result mlocked_pages_per_iter "$(kv "$out" mlocked_per_iter)" pages lower
-	;;
-*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

@@ -12,23 +12,21 @@
 # text for the duration of the run only; the timed workloads run without it.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "lruvec lock acquisitions per 512 pages in mlock/munlock of a populated non-THP area" ;;
-progs) echo munlock_bench ;;
-setup)
-	need munlock_bench
+WL_DESC="lruvec lock acquisitions per 512 pages in mlock/munlock of a populated non-THP area"
+WL_PROGS=munlock_bench
+
+wl_setup() {
 	[ -w /sys/kernel/tracing/set_ftrace_filter ] || {
 		echo "no tracefs function tracer (/sys/kernel/tracing/set_ftrace_filter)"
 		exit 1
 	}
-	;;
-cleanup) ;;
-run)
-	need munlock_bench
+}
+
+wl_run() {
 	out=$(munlock_bench locks "$(qf 16 64)" here) || exit 1
 	case $out in *skip*) echo "$out" >&2; exit 1 ;; esac
 	result mlock_locks_per_512 "$(kv "$(echo "$out" | grep 'op=mlock ')" per512)" locks lower
 	result munlock_locks_per_512 "$(kv "$(echo "$out" | grep 'op=munlock ')" per512)" locks lower
-	;;
-*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

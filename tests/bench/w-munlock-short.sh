@@ -10,16 +10,14 @@
 # (munlock_bench single).
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "mlock/munlock of a populated 8 MiB non-THP area, p10 of many samples, ns per page" ;;
-progs) echo munlock_bench ;;
-setup | cleanup) need munlock_bench ;;
-run)
-	need munlock_bench
+WL_DESC="mlock/munlock of a populated 8 MiB non-THP area, p10 of many samples, ns per page"
+WL_PROGS=munlock_bench
+
+wl_run() {
 	out=$(munlock_bench single 8 "$(qf 100 200)") || exit 1
 	result munlock_p10 "$(kv "$out" munlock_p10)" ns/page lower
 	result mlock_p10 "$(kv "$out" mlock_p10)" ns/page lower
 	result munlock_min "$(kv "$out" munlock_min)" ns/page lower
-	;;
-*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

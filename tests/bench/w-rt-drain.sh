@@ -14,16 +14,15 @@
 # stays queued and runs when it can).
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "compact_memory / MADV_COLLAPSE from CPU 0 while a SCHED_FIFO task faults pages on CPU 1" ;;
-progs) echo rthog ab_drainlat ;;
-tune) echo "drain/timeout_us 2000" ;;
-setup | cleanup)
-	need rthog ab_drainlat
+WL_DESC="compact_memory / MADV_COLLAPSE from CPU 0 while a SCHED_FIFO task faults pages on CPU 1"
+WL_PROGS="rthog ab_drainlat"
+WL_TUNE="drain/timeout_us 2000"
+
+wl_setup() {
 	[ "$(nproc)" -ge 2 ] || { echo "needs at least 2 CPUs" >&2; exit 1; }
-	;;
-run)
-	need rthog ab_drainlat
+}
+
+wl_run() {
 	rthog 1 300 50 256 >"$BENCH_WORKDIR/rthog.out" 2>&1 &
 	hog=$!
 	bg_register $hog
@@ -49,6 +48,6 @@ run)
 	result compact_max "$(kv "$c" max_us)" us lower
 	result collapse_median "$(kv "$m" median_us)" us lower
 	result collapse_max "$(kv "$m" max_us)" us lower
-	;;
-*) echo "usage: $0 describe|progs|tune|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"

@@ -11,18 +11,16 @@
 # the page count in every configuration.
 . "$(dirname "$0")/bench-lib.sh"
 
-case ${1:-} in
-describe) echo "mmtests timedmlock/timedmunlock: populated non-THP area, ns per page" ;;
-progs) echo ab_timedmunlock ;;
-setup | cleanup) need ab_timedmunlock ;;
-run)
-	need ab_timedmunlock
+WL_DESC="mmtests timedmlock/timedmunlock: populated non-THP area, ns per page"
+WL_PROGS=ab_timedmunlock
+
+wl_run() {
 	ab_timedmunlock "$(qf 128 256)" "$(qf 2 3)" >"$BENCH_WORKDIR/tm.out" || exit 1
 	while read -r line; do
 		result mlock "$(kv "$line" mlock_ns_per_page)" ns/page lower
 		result munlock "$(kv "$line" munlock_ns_per_page)" ns/page lower
 		result munlocked_pages "$(kv "$line" munlocked)" pages higher
 	done <"$BENCH_WORKDIR/tm.out"
-	;;
-*) echo "usage: $0 describe|progs|setup|run|cleanup" >&2; exit 2 ;;
-esac
+}
+
+bench_main "$@"
