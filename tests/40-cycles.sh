@@ -17,16 +17,7 @@ one_cycle() {
 	workload_running || { echo "the workload died during this cycle"; return 1; }
 	echo "load ${LOAD_SECS}s, unload ${UNLOAD_SECS}s"
 }
-i=1
-while [ $i -le "$CYCLES" ]; do
-	if ! check "cycle $i/$CYCLES under load: insmod, patch, disable, unpatch, rmmod" one_cycle; then
-		# The module state is unknown now; more cycles would only add noise.
-		fail "cycles $((i + 1))..$CYCLES not run after cycle $i failed"
-		dmesg_tail 40
-		break
-	fi
-	i=$((i + 1))
-done
+run_cycles "$CYCLES" "under load: insmod, patch, disable, unpatch, rmmod" one_cycle
 
 check "workload exits cleanly (no syscall failure, no data corruption)" stop_workload
 check "Mlocked returns to 0 after the cycles" wait_mlocked_zero 10

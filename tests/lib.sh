@@ -462,6 +462,22 @@ unload_lruopt() {
 	echo "unloaded in ${UNLOAD_SECS}s"
 }
 
+# run_cycles N WHAT FN: N results "cycle I/N WHAT", each ok when FN succeeds
+# (FN runs in this shell, through check).  After a failed cycle the module
+# state is unknown and more cycles would only add noise: the rest are one
+# failure "not run", the kernel log tail is shown, and run_cycles fails.
+run_cycles() {
+	local n=$1 what=$2 fn=$3 i=1
+	while [ $i -le "$n" ]; do
+		if ! check "cycle $i/$n $what" "$fn"; then
+			fail "cycles $((i + 1))..$n not run after cycle $i failed"
+			dmesg_tail 40
+			return 1
+		fi
+		i=$((i + 1))
+	done
+}
+
 # ensure_loaded / ensure_unloaded: bring the module to a known state at the
 # start of a test file (each file must also work when run alone), reporting
 # a failure if that is impossible.
