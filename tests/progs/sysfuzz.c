@@ -39,6 +39,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,18 @@ static void adds2(const char *s)
 	adds(buf);
 }
 
+/* adds2() of a printf-formatted value */
+static void __attribute__((format(printf, 1, 2))) adds2f(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	adds2(buf);
+}
+
 static void add_fill(const char *name, char c, size_t len, int nl)
 {
 	static char buf[3 * PAGE];
@@ -303,10 +316,8 @@ static void common_corpus(const char *valid)
 	memcpy(buf + 1, valid, vl);
 	add("\\0valid", buf, vl + 1);
 	/* leading and trailing blanks */
-	snprintf(buf, sizeof(buf), " %s", valid);
-	adds2(buf);
-	snprintf(buf, sizeof(buf), "%s ", valid);
-	adds2(buf);
+	adds2f(" %s", valid);
+	adds2f("%s ", valid);
 	snprintf(buf, sizeof(buf), "%s\t\n", valid);
 	adds(buf);
 	/* huge: 4095 + newline, 4096 (a full page), 8 KiB (cut to 4096) */
@@ -347,7 +358,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	char cur[PAGE], buf[64];
+	char cur[PAGE];
 	const char *kind;
 	int i = 1;
 
@@ -388,20 +399,14 @@ int main(int argc, char **argv)
 
 		current(cur, sizeof(cur));
 		common_corpus(cur);
-		snprintf(buf, sizeof(buf), "%llu", max + 1);
-		adds2(buf);
-		snprintf(buf, sizeof(buf), "%llu", max * 10);
-		adds2(buf);
+		adds2f("%llu", max + 1);
+		adds2f("%llu", max * 10);
 		if (min > 0) {
-			snprintf(buf, sizeof(buf), "%llu", min - 1);
-			adds2(buf);
+			adds2f("%llu", min - 1);
 		}
-		snprintf(buf, sizeof(buf), "+%llu", min);
-		adds2(buf);
-		snprintf(buf, sizeof(buf), "-%llu", min);
-		adds2(buf);
-		snprintf(buf, sizeof(buf), "0x%llx", min);
-		adds2(buf);
+		adds2f("+%llu", min);
+		adds2f("-%llu", min);
+		adds2f("0x%llx", min);
 		adds2("4294967296");
 		adds2("4294967295");	/* above every lruopt maximum */
 		adds2("-2147483648");
@@ -417,10 +422,8 @@ int main(int argc, char **argv)
 			common_corpus("");
 		else
 			common_corpus("0");
-		snprintf(buf, sizeof(buf), "%ld", nbits);
-		adds2(buf);
-		snprintf(buf, sizeof(buf), "0-%ld", nbits);
-		adds2(buf);
+		adds2f("%ld", nbits);
+		adds2f("0-%ld", nbits);
 		adds2("4096");
 		adds2("1-0");
 		adds2("0-");
