@@ -540,34 +540,34 @@ memcg_expected_supported() {
 # ------------------------------------------------------------------ background helpers
 
 # Every process a test starts in the background is registered in one file,
-# $BG_PIDS; run-all.sh kills what it lists when a test file ends (killed by
+# $BG_PID_FILE; run-all.sh kills what it lists when a test file ends (killed by
 # its time limit or not), so a test can never leave a helper behind to
 # disturb the next one.  By pid, never by name.
-BG_PIDS=${BG_PIDS:-/tmp/wl.pids}
+BG_PID_FILE=${BG_PID_FILE:-/tmp/wl.pids}
 
 # bg_register PID...: add pids to the registry
 bg_register() {
 	local p
-	for p in "$@"; do echo "$p" >>"$BG_PIDS"; done
+	for p in "$@"; do echo "$p" >>"$BG_PID_FILE"; done
 }
 
 # bg_unregister PID: remove a pid (after it has been waited for)
 bg_unregister() {
-	[ -f "$BG_PIDS" ] || return 0
-	grep -vx "$1" "$BG_PIDS" >"$BG_PIDS.new"
-	if [ -s "$BG_PIDS.new" ]; then
-		mv "$BG_PIDS.new" "$BG_PIDS"
+	[ -f "$BG_PID_FILE" ] || return 0
+	grep -vx "$1" "$BG_PID_FILE" >"$BG_PID_FILE.new"
+	if [ -s "$BG_PID_FILE.new" ]; then
+		mv "$BG_PID_FILE.new" "$BG_PID_FILE"
 	else
-		rm -f "$BG_PIDS" "$BG_PIDS.new"
+		rm -f "$BG_PID_FILE" "$BG_PID_FILE.new"
 	fi
 }
 
 # bg_kill_all: SIGKILL every registered pid and empty the registry
 bg_kill_all() {
-	[ -f "$BG_PIDS" ] || return 0
+	[ -f "$BG_PID_FILE" ] || return 0
 	# shellcheck disable=SC2046
-	kill -KILL $(cat "$BG_PIDS") 2>/dev/null
-	rm -f "$BG_PIDS"
+	kill -KILL $(cat "$BG_PID_FILE") 2>/dev/null
+	rm -f "$BG_PID_FILE"
 }
 
 # bg_start VAR OUT READY SECS CMD [ARGS...]: start CMD in the background
