@@ -73,11 +73,23 @@ assert_eq "6 memfd seals under the hog succeeded" 0 "$r"
 assert_eq "strict memfd seals under the hog: row calls +6, skipped +0, timed_out +0" "6 0 0" \
 	"$(crd g1 g2 "$RX_MEMFD" calls) $(crd g1 g2 "$RX_MEMFD" skipped) $(crd g1 g2 "$RX_MEMFD" timed_out)"
 assert_eq "strict memfd seals: skipped_cpus +0, 6 full drains" "0 6" "$(sd g1 g2 skipped_cpus) $(sd g1 g2 full_drains)"
-w=0
+# Whether CPU 1 has pages pending when a seal samples it is up to the hog
+# (none at all in all six happened once on 6.12), so what is asserted is the
+# strict contract itself: every drain work a seal queued on the hogged,
+# skipped CPU ran before that seal returned.  How many seals found work
+# there is only reported.
+q=0 w=0 lost=""
 for i in 1 2 3 4 5 6; do
-	[ "$(tcount /tmp/trace-skiph.txt skh $i exec drain_workfn 1)" -ge 1 ] && w=$((w + 1))
+	qi=$(tcount /tmp/trace-skiph.txt skh $i queue drain_workfn 1)
+	ei=$(tcount /tmp/trace-skiph.txt skh $i exec drain_workfn 1)
+	q=$((q + qi))
+	[ "$ei" -ge 1 ] && w=$((w + 1))
+	[ "$ei" -ge "$qi" ] || lost="$lost seal$i:queued=$qi,ran=$ei"
 done
-check "strict seals waited for the hogged, skipped CPU 1 ($w of 6 saw its drain work run; CPU 1 has pending pages ~70% of the time)" test $w -ge 1
+if ! assert_eq "strict seals waited for every drain work they queued on the hogged, skipped CPU 1 ($q queued; $w of 6 seals found work there)" "" "$lost"; then
+	diag "$(twindow /tmp/trace-skiph.txt skh 1)"
+fi
+[ "$q" -ge 1 ] || diag "no seal found pages pending on CPU 1 this run: the wait was not exercised"
 
 check "knobs back to defaults" drain_defaults
 dsnap_stable all1 || fail "counters stable at end"
