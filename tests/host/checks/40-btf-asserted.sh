@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Every structure the Makefile has scripts/btf-layout extract (BTF_STRUCTS)
-# is used by lruopt_compat.h: its size is static_assert()ed against BTF, or
+# is used by lruopt_compat.h: its size is static_assert()ed against BTF
+# (directly or by LRUOPT_MIRROR_SIZE(), the mirror macro), or
 # it only marks the kernel line (#if defined(LRUOPT_BTF_<s>__SIZE)).  An
 # extracted struct nothing checks is a mirror nobody verifies.
 . tests/host/lib.sh
@@ -18,6 +19,7 @@ src = open(sys.argv[1]).read()
 for s in structs:
     size = r'LRUOPT_BTF_%s__SIZE\b' % s
     if not re.search(r'static_assert\(\s*sizeof\([^;]*\)\s*==\s*' + size, src) and \
+       not re.search(r'^LRUOPT_MIRROR_SIZE\(\s*%s\s*\);' % s, src, re.M) and \
        not re.search(r'^#\s*(el)?if\s+defined\(' + size, src, re.M):
         print(s)
 PY
