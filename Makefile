@@ -5,10 +5,14 @@
 #
 #   make                      build lruopt.ko for the running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
-#   make check                the test suite: both stock kernels, in QEMU
-#   make stress               only the stress boot (100 cycles under load)
+#   make check                the test suite in QEMU: the stock 6.1 and 6.12
+#                             kernels, generic and cloud (KERNELS=, TESTS=)
+#   make stress               only the stress boot (100 cycles under load;
+#                             STRESS_CYCLES=N)
+#   make matrix               build for every served point release, smoke-boot
+#                             the oldest and newest, print the support table
 #   make check-bpf            the bpftrace scripts against known workloads
-#   make demo [ARGS="..."]    the A/B benchmark: both stock kernels, in QEMU;
+#   make demo [ARGS="..."]    the A/B benchmark: 6.1 and 6.12, in QEMU;
 #                             ARGS go to scripts/demo (e.g. "--rounds 10")
 #   make deps                 install the Debian packages all of the above need
 #   make style                checkpatch --strict on the module sources
@@ -31,7 +35,8 @@ KVER ?= $(RUNNING)
 KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
-SRCS := lruopt_main.c lruopt_drain.c lruopt_munlock.c lruopt_memcg.c \
+SRCS := lruopt_main.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
+	lruopt_memcg.c lruopt_drain.h \
 	lruopt.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.

@@ -16,57 +16,69 @@
  *    its own mutex, which lru_cache_disable() also uses, and a work item that
  *    may still be queued must never be re-initialised.  Ours are initialised
  *    once at load and cancelled at unload;
- *  - shares work between concurrent callers without a global lock, through
- *    a per-cpu request/completion generation (see "Generations" below);
+ *  - shares work between concurrent callers without a global lock or
+ *    counter, through per-cpu tickets (see "Tickets" below);
  *  - for hint-like callers only (fadvise, khugepaged, compaction, KSM, memcg
- *    reclaim, drop_caches), optionally bounds the wait (timeout_us), does not
- *    wait for chosen or isolated CPUs (skip_cpus, skip_isolated), and answers
- *    a caller arriving shortly after a completed full drain at once
+ *    reclaim, drop_caches; lruopt_drain_sites.c classifies the callers),
+ *    optionally bounds the wait (timeout_us), leaves chosen or isolated
+ *    CPUs alone (skip_cpus, skip_isolated: no work is queued there, their
+ *    folios stay batched until the CPU drains itself, "deferred"), and
+ *    answers a caller arriving shortly after a completed full drain at once
  *    (coalesce_us).  Callers whose correctness depends on every CPU being
  *    drained (long-term GUP pinning, memfd seals, memory-failure, device
- *    migration) and unknown callers always get a full, unbounded wait.
+ *    migration), any caller in a module and unknown callers always get a
+ *    full, unbounded wait.
  *
  * With drain/enabled (or the master switch) at 0 the stock function runs:
  * __lru_add_drain_all(false), the kernel's own code, mutex and work items.
  *
- * Generations.  drain_gen is a global counter.  A caller takes
- * g = ++drain_gen with a fully ordered atomic (A), so its earlier stores are
- * ordered before the remote checks that follow.
- * For each remote CPU that needs draining it raises slot->requested to at
- * least g (B) and queues the slot's work.  The work function reads
- * slot->requested (C) *after* the workqueue core cleared PENDING (which is
- * ordered by a full barrier in the workqueue core), drains the CPU, then
- * publishes slot->done = that value with release semantics (D).  The caller
- * waits until slot->done >= g for every CPU it queued; (D) pairs with the
- * acquire load in drain_done() (E), so the drain's effects are visible to
- * the caller once it sees the generation.
+ * The common call has nothing pending anywhere (compaction, MADV_COLLAPSE,
+ * memfd seals on an idle system): one pass over the online CPUs' batch
+ * counts, no lock, no allocation, no clock read and no write to any shared
+ * cache line; its counters are per-cpu.  Where stock takes a global mutex
+ * and bumps a global generation before the same peeks.
  *
- * Why that is at least as strong as stock's lru_drain_gen scheme: a work run
- * that publishes done >= g read requested >= g at (C), i.e. it started
- * draining after our (B), hence after our call began; per-cpu batches are
- * only filled by their own CPU, so that run drains every folio the CPU had
- * batched before our call.  If the work was still PENDING at (B),
- * queue_work_on() returns false and the pending run, which has not read
- * requested yet, covers us: that is the batching (one run per CPU for any
- * number of concurrent callers).  If it was already running with an older
- * generation, PENDING is clear, queue_work_on() re-queues it and the next run
- * covers us.
+ * Tickets.  Each CPU's slot counts requests (slot->requested) and records
+ * the request its last completed run covered (slot->done).  A caller that
+ * finds a remote CPU in need of draining takes a ticket t with a fully
+ * ordered increment of that CPU's slot->requested [TICKET] and queues the
+ * slot's work.  The work function reads slot->requested [READ] after the
+ * workqueue core cleared PENDING (which it orders with a full barrier
+ * before calling the function), drains its CPU, then publishes
+ * slot->done = that value with release semantics [DONE].  The caller waits
+ * until slot->done >= t on every CPU it queued; [DONE] pairs with the
+ * acquire in drain_slot_done() [SEEN], so the drain's effects are visible
+ * to the caller once it sees its ticket covered.
+ *
+ * Why that is at least as strong as stock's lru_drain_gen scheme: a run
+ * that publishes done >= t read requested >= t at [READ]; tickets of one
+ * slot are handed out in order, so that read came after our [TICKET], i.e.
+ * after our call began; per-cpu batches are only filled by their own CPU,
+ * so that run drains every folio the CPU had batched before our call.  If
+ * the work was still PENDING at our queue_work_on(), it returns false and
+ * the pending run, which has not reached [READ] yet, covers us: that is the
+ * sharing (one run per CPU for any number of concurrent callers).  If it was
+ * already running with an older ticket, PENDING is clear, queue_work_on()
+ * re-queues it and the next run covers us.  The only shared line a caller
+ * writes is the slot of a CPU it queues work on, which queue_work_on()
+ * writes anyway.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
-#include <linux/kallsyms.h>
 #include <linux/ktime.h>
 #include <linux/sched/isolation.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
 #include <linux/wait.h>
-#include "lruopt.h"
+#include "lruopt_drain.h"
+#include "lruopt_trace.h"
 
 enum {
 	DS_CALLS, DS_STOCK, DS_FULL, DS_PARTIAL, DS_COALESCED,
 	DS_CPUS_QUEUED, DS_CPUS_SHARED, DS_INLINE, DS_SKIPPED_EMPTY,
 	DS_SKIPPED_CPUS, DS_TIMEOUTS, DS_FALLBACKS, DS_WAIT_TOTAL, DS_WAIT_MAX,
+	DS_DEFERRED,
 	DS_NR
 };
 
@@ -85,6 +97,7 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 	[DS_FALLBACKS] = "fallbacks",
 	[DS_WAIT_TOTAL] = "wait_ns_total",
 	[DS_WAIT_MAX] = "wait_ns_max",
+	[DS_DEFERRED] = "deferred",
 };
 
 static const bool drain_stat_is_max[DS_NR] = { [DS_WAIT_MAX] = true };
@@ -102,13 +115,17 @@ static struct lruopt_counters drain_stats = {
 static unsigned int drain_timeout_us;
 static unsigned int drain_coalesce_us;
 static bool drain_skip_isolated;
-static cpumask_var_t drain_skip_mask;
+/*
+ * Static, not a cpumask_var_t: the drain_skip_cpus module parameter is
+ * parsed into it before the module's init runs.
+ */
+static struct cpumask drain_skip_mask;
 static DEFINE_MUTEX(drain_skip_lock);	/* serialises skip_cpus writers */
 
-static atomic_long_t drain_gen;
 static u64 drain_last_full_ns;		/* end of the last complete drain */
 static DECLARE_WAIT_QUEUE_HEAD(drain_wq);
 
+/* One per CPU; see "Tickets" in the file comment. */
 struct drain_slot {
 	struct work_struct work;
 	atomic_long_t requested;
@@ -116,104 +133,6 @@ struct drain_slot {
 };
 
 static struct drain_slot __percpu *drain_slots;
-
-/* ----------------------------------------------------------- callers */
-
-enum drain_class { DC_STRICT, DC_HINT };
-
-#define DRAIN_MAX_CALLERS	32
-#define DRAIN_SYM_LEN		48
-
-/*
- * One entry per call site, found by the return address.  A slot is claimed
- * with cmpxchg() on @ip and published by the release store of @ready; a
- * reader that sees the ip but not yet ready treats the call as strict.
- * Cache-line aligned: @ip to @sym (read by every lookup) fill the first
- * line, the counters (written by every call from that site) the second.
- */
-struct drain_caller {
-	unsigned long ip;
-	int ready;
-	enum drain_class class;
-	char sym[DRAIN_SYM_LEN];
-	atomic64_t calls, queued, inlined, skipped, timed_out, coalesced;
-	atomic64_t wait_total, wait_max, full, partial;
-} ____cacheline_aligned_in_smp;
-
-static_assert(offsetof(struct drain_caller, calls) == SMP_CACHE_BYTES);
-
-static struct drain_caller drain_callers[DRAIN_MAX_CALLERS];
-static struct drain_caller drain_caller_other = {
-	.class = DC_STRICT, .ready = 1, .sym = "(other)",
-};
-
-/*
- * Callers for which a drain is only an optimisation: a folio left in a
- * remote batch only makes their work less complete, never wrong.  Names are
- * the functions that contain the call after inlining on 6.1 and 6.12.
- * Everything else, including any caller in a module, is strict.
- */
-static const char *const drain_hint_callers[] = {
-	"generic_fadvise",		/* fadvise(DONTNEED) */
-	"khugepaged", "khugepaged_do_scan", "madvise_collapse",
-	"compact_nodes", "compact_store", "sysctl_compaction_handler",
-	"ksm_do_scan", "ksm_scan_thread", "scan_get_next_rmap_item",
-	"mem_cgroup_force_empty", "mem_cgroup_force_empty_write",
-	"mem_cgroup_move_charge", "mem_cgroup_move_task", "memory_reclaim",
-	"drop_caches_sysctl_handler",
-};
-
-static enum drain_class drain_classify(const char *sym)
-{
-	size_t len = strcspn(sym, ".+ ");	/* drop .isra.0, .cold, +off */
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(drain_hint_callers); i++)
-		if (strlen(drain_hint_callers[i]) == len &&
-		    !strncmp(sym, drain_hint_callers[i], len))
-			return DC_HINT;
-	return DC_STRICT;
-}
-
-static struct drain_caller *drain_caller_get(unsigned long ip)
-{
-	char buf[KSYM_SYMBOL_LEN];
-	struct drain_caller *c;
-	int i;
-
-	for (i = 0; i < DRAIN_MAX_CALLERS; i++) {
-		unsigned long cur;
-
-		c = &drain_callers[i];
-		cur = READ_ONCE(c->ip);
-		/* claim a free slot; losing the race to the same ip is a hit */
-		if (!cur) {
-			cur = cmpxchg(&c->ip, 0, ip);
-			if (!cur)
-				goto claimed;
-		}
-		if (cur != ip)
-			continue;
-		/* pairs with the release in the claim below: sym and class */
-		return smp_load_acquire(&c->ready) ? c : &drain_caller_other;
-	}
-	return &drain_caller_other;
-claimed:
-	sprint_symbol_no_offset(buf, ip);
-	strscpy(c->sym, buf, sizeof(c->sym));
-	c->class = drain_classify(c->sym);
-	/* publish sym and class: pairs with the acquires of ->ready */
-	smp_store_release(&c->ready, 1);
-	return c;
-}
-
-static void atomic64_max(atomic64_t *v, s64 x)
-{
-	s64 old = atomic64_read(v);
-
-	while (x > old && !atomic64_try_cmpxchg(v, &old, x))
-		;
-}
 
 /* ------------------------------------------------------------ draining */
 
@@ -233,91 +152,141 @@ static void drain_this_cpu(void)
 static void drain_workfn(struct work_struct *work)
 {
 	struct drain_slot *slot = container_of(work, struct drain_slot, work);
-	/* (C): read after PENDING was cleared; see the header comment */
-	unsigned long gen = atomic_long_read(&slot->requested);
+	/* [READ]: after PENDING was cleared; see "Tickets" */
+	unsigned long ticket = atomic_long_read(&slot->requested);
 
 	drain_this_cpu();
-	/* (D): pairs with (E) in drain_done() */
-	smp_store_release(&slot->done, gen);
+	/* [DONE]: pairs with [SEEN] in drain_slot_done() */
+	smp_store_release(&slot->done, ticket);
 	wake_up_all(&drain_wq);
 }
 
-/* Has @cpu's slot completed a drain run that covers generation @gen? */
-static bool drain_slot_done(int cpu, unsigned long gen)
+/* Has @cpu's slot completed a drain run that covers @ticket? */
+static bool drain_slot_done(int cpu, unsigned long ticket)
 {
 	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
 
-	/* (E): pairs with (D) in drain_workfn() */
-	return (long)(smp_load_acquire(&slot->done) - gen) >= 0;
+	/* [SEEN]: pairs with [DONE] in drain_workfn() */
+	return (long)(smp_load_acquire(&slot->done) - ticket) >= 0;
 }
 
-static bool drain_done(const struct cpumask *wait, unsigned long gen)
+/*
+ * The CPUs a call waits for and the ticket it holds on each, allocated only
+ * once a remote CPU needs waiting for: the nothing-pending call allocates
+ * nothing.  One block: the cpumask, then nr_cpu_ids tickets.
+ */
+struct drain_wait {
+	struct cpumask *cpus;
+	unsigned long *ticket;
+};
+
+static bool drain_wait_alloc(struct drain_wait *w)
+{
+	size_t mask = ALIGN(cpumask_size(), sizeof(long));
+	void *p;
+
+	/* GFP_NOWAIT: a drain must not recurse into reclaim (stock never does) */
+	p = kzalloc(mask + nr_cpu_ids * sizeof(long), GFP_NOWAIT | __GFP_NOWARN);
+	if (!p)
+		return false;
+	w->cpus = p;
+	w->ticket = p + mask;
+	return true;
+}
+
+static bool drain_waited(struct drain_wait *w)
 {
 	int cpu;
 
-	for_each_cpu(cpu, wait)
-		if (!drain_slot_done(cpu, gen))
+	for_each_cpu(cpu, w->cpus)
+		if (!drain_slot_done(cpu, w->ticket[cpu]))
 			return false;
 	return true;
 }
 
 static bool drain_skip_cpu(int cpu)
 {
-	if (cpumask_test_cpu(cpu, drain_skip_mask))
+	if (cpumask_test_cpu(cpu, &drain_skip_mask))
 		return true;
 	return READ_ONCE(drain_skip_isolated) &&
 	       (!housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN) ||
 		!housekeeping_test_cpu(cpu, HK_TYPE_TICK));
 }
 
-static void drain_request(int cpu, unsigned long gen)
-{
-	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
-	long old = atomic_long_read(&slot->requested);
-
-	/* (B): raise to at least gen; the cmpxchg is a full barrier */
-	while ((long)(gen - old) > 0 &&
-	       !atomic_long_try_cmpxchg(&slot->requested, &old, gen))
-		;
-	if (queue_work_on(cpu, READ_ONCE(mm_percpu_wq), &slot->work))
-		lruopt_count(&drain_stats, DS_CPUS_QUEUED, 1);
-	else
-		lruopt_count(&drain_stats, DS_CPUS_SHARED, 1);
-}
-
-enum drain_result { DRAIN_FULL, DRAIN_PARTIAL, DRAIN_NOMEM };
+/* What one call did: filled by drain_all(), counted by drain_account(). */
+struct drain_call {
+	unsigned long ip;
+	struct drain_site site;
+	unsigned int queued, shared, empty, skipped, deferred, timed_out;
+	bool inline_drain;
+	u64 t0;			/* first work started; 0: nothing was pending */
+	u64 wait_ns;
+};
 
 /*
- * The drain proper.  DRAIN_FULL: every CPU that needed draining was drained
- * before returning.  DRAIN_NOMEM: the wait mask could not be allocated; no
- * CPU was waited for, and the caller must fall back to the stock drain.
- *
- * The mask of CPUs to wait for is allocated only once a remote CPU turns
- * out to need waiting for, so the common nothing-pending call allocates
- * nothing; GFP_NOWAIT because a drain must not recurse into reclaim, which
- * stock never does either.
+ * Wait for the CPUs of @w, at most @timeout_us if not 0.  Out of line: the
+ * wait queue entry and the hrtimer sleeper stay off the stack of the common
+ * call, which has nothing to wait for.
  */
-static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
+static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
+				    unsigned int timeout_us)
+{
+	int cpu;
+
+	if (!timeout_us) {
+		wait_event(drain_wq, drain_waited(w));
+	} else if (wait_event_hrtimeout(drain_wq, drain_waited(w),
+					ns_to_ktime((u64)timeout_us *
+						    NSEC_PER_USEC))) {
+		/* Late CPUs keep their queued work: it runs when it can. */
+		for_each_cpu(cpu, w->cpus)
+			if (!drain_slot_done(cpu, w->ticket[cpu]))
+				dc->timed_out++;
+	}
+}
+
+/* Queue @cpu's drain and return the ticket that its completion covers. */
+static unsigned long drain_request(struct drain_call *dc, int cpu)
+{
+	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
+	/* [TICKET]: a value-returning atomic, fully ordered */
+	unsigned long ticket = atomic_long_inc_return(&slot->requested);
+
+	if (queue_work_on(cpu, READ_ONCE(mm_percpu_wq), &slot->work))
+		dc->queued++;
+	else
+		dc->shared++;
+	return ticket;
+}
+
+/*
+ * The drain proper, in one pass over the online CPUs.  Returns FULL when
+ * every CPU that needed draining was drained before returning, PARTIAL when
+ * a hint caller left some (skipped or late), FALLBACK when the wait block
+ * could not be allocated: then nothing was queued or waited for, and the
+ * caller must run the stock drain.
+ */
+static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 {
 	unsigned int timeout_us = relaxed ? READ_ONCE(drain_timeout_us) : 0;
-	int cpu, self, skipped = 0, timed_out = 0;
-	enum drain_result ret = DRAIN_FULL;
-	bool have_wait = false, skip;
-	cpumask_var_t wait;
-	unsigned long gen;
+	struct drain_wait w = { };
+	int cpu, self;
 
 	/*
-	 * (A): a value-returning atomic is fully ordered, so everything this
-	 * task did before the call (including folio batch stores made on a
-	 * CPU it has since left) is ordered before the remote peeks below.
+	 * [SCAN]: as stock's smp_mb() before its own peeks, it orders
+	 * everything the caller did before the call (the batch stores it
+	 * made, or the synchronisation through which it learnt of another
+	 * CPU's) before the per-cpu counts are read.  A CPU whose count reads
+	 * 0 had nothing batched that the caller could depend on.
 	 */
-	gen = atomic_long_inc_return(&drain_gen);
+	smp_mb();
 
 	/*
 	 * Like stock, no hotplug lock: a CPU going offline has its batches
 	 * drained by the page allocator's CPU-dead callback, and a work item
-	 * queued to it is run by an unbound worker, which still publishes done.
-	 * Migration is disabled so that "self" stays the CPU drained inline.
+	 * queued to it is run by an unbound worker, which still publishes
+	 * done.  Migration is disabled so that "self" stays the CPU drained
+	 * inline.
 	 */
 	migrate_disable();
 	self = raw_smp_processor_id();
@@ -325,87 +294,106 @@ static enum drain_result drain_all(struct drain_caller *c, bool relaxed)
 		if (cpu == self)
 			continue;
 		if (!lruopt_cpu_needs_drain(cpu)) {
-			lruopt_count(&drain_stats, DS_SKIPPED_EMPTY, 1);
+			dc->empty++;
 			continue;
 		}
-		/* decided once: skip_cpus may be rewritten under our feet */
-		skip = relaxed && drain_skip_cpu(cpu);
-		if (!skip && !have_wait) {
-			if (!zalloc_cpumask_var(&wait, GFP_NOWAIT | __GFP_NOWARN)) {
-				/* nothing waited for yet: stock takes over */
-				ret = DRAIN_NOMEM;
-				break;
-			}
-			have_wait = true;
+		/*
+		 * A skipped CPU gets no work at all: its folios stay batched
+		 * until it drains itself (its own lru_add_drain(), a full
+		 * batch, or a strict caller's drain).  Decided once per CPU:
+		 * skip_cpus may be rewritten under our feet.
+		 */
+		if (relaxed && drain_skip_cpu(cpu)) {
+			dc->skipped++;
+			dc->deferred++;
+			continue;
 		}
-		drain_request(cpu, gen);
-		atomic64_inc(&c->queued);
-		if (skip)
-			skipped++;
-		else
-			__cpumask_set_cpu(cpu, wait);
+		if (!w.cpus && !drain_wait_alloc(&w)) {
+			/* nothing queued yet: stock takes over */
+			migrate_enable();
+			return LRUOPT_DRAIN_FALLBACK;
+		}
+		if (!dc->t0)
+			dc->t0 = ktime_get_ns();
+		w.ticket[cpu] = drain_request(dc, cpu);
+		__cpumask_set_cpu(cpu, w.cpus);
 	}
 	/* Our own CPU, inline, while the remote ones work in parallel. */
-	if (ret != DRAIN_NOMEM && lruopt_cpu_needs_drain(self)) {
+	if (lruopt_cpu_needs_drain(self)) {
+		if (!dc->t0)
+			dc->t0 = ktime_get_ns();
 		drain_this_cpu();
-		lruopt_count(&drain_stats, DS_INLINE, 1);
-		atomic64_inc(&c->inlined);
+		dc->inline_drain = true;
 	}
 	migrate_enable();
 
-	if (!have_wait) {
-		/* nothing to wait for (or no memory to track it) */
-	} else if (!timeout_us) {
-		wait_event(drain_wq, drain_done(wait, gen));
-	} else if (wait_event_hrtimeout(drain_wq, drain_done(wait, gen),
-					ns_to_ktime((u64)timeout_us * NSEC_PER_USEC))) {
-		/* Late CPUs keep their queued work: it runs when it can. */
-		for_each_cpu(cpu, wait)
-			if (!drain_slot_done(cpu, gen))
-				timed_out++;
+	if (w.cpus) {
+		drain_wait_for(dc, &w, timeout_us);
+		kfree(w.cpus);
 	}
-	if (have_wait)
-		free_cpumask_var(wait);
-
-	if (skipped) {
-		lruopt_count(&drain_stats, DS_SKIPPED_CPUS, skipped);
-		atomic64_add(skipped, &c->skipped);
-		if (ret == DRAIN_FULL)
-			ret = DRAIN_PARTIAL;
-	}
-	if (timed_out) {
-		lruopt_count(&drain_stats, DS_TIMEOUTS, timed_out);
-		atomic64_add(timed_out, &c->timed_out);
-		ret = DRAIN_PARTIAL;
-	}
-	return ret;
+	return dc->skipped || dc->timed_out ? LRUOPT_DRAIN_PARTIAL :
+					      LRUOPT_DRAIN_FULL;
 }
 
 /*
- * Does any online CPU hold batched folios?  The nothing-pending call (the
- * common one: compaction, MADV_COLLAPSE, memfd seals on an idle system)
- * is answered here with no lock, no global generation bump and no clock
- * read, where stock takes a global mutex and bumps a global generation
- * before the same per-cpu peeks.  Its only shared writes are the caller
- * entry's call and full-drain counts (one cache line per call site).
+ * The one place a call is counted: the global stats/, its call-site row
+ * and the lruopt:drain event, so that the three always agree.
  */
-static bool drain_any_pending(void)
+static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 {
-	int cpu;
+	struct lruopt_counters *g = &drain_stats;
+	struct drain_site s = dc->site;
 
-	/*
-	 * (A'): as (A) in drain_all(): orders the caller's earlier accesses
-	 * (the batch stores it made, or the synchronisation through which it
-	 * learnt of another CPU's batch stores) before the per-cpu peeks.  A
-	 * CPU whose batch count we read as 0 had, at that point, nothing
-	 * batched that the caller could depend on; stock's smp_mb() before
-	 * its own peeks makes the same and no stronger promise.
-	 */
-	smp_mb();
-	for_each_online_cpu(cpu)
-		if (lruopt_cpu_needs_drain(cpu))
-			return true;
-	return false;
+	switch (res) {
+	case LRUOPT_DRAIN_FALLBACK:
+		/* counted as a stock call, like the calls the switches send */
+		lruopt_count(g, DS_FALLBACKS, 1);
+		lruopt_count(g, DS_STOCK, 1);
+		break;
+	case LRUOPT_DRAIN_COALESCED:
+		lruopt_count(g, DS_COALESCED, 1);
+		drain_site_count(s, SS_COALESCED, 1);
+		break;
+	case LRUOPT_DRAIN_FULL:
+	case LRUOPT_DRAIN_PARTIAL:
+		lruopt_count(g, res == LRUOPT_DRAIN_FULL ? DS_FULL : DS_PARTIAL, 1);
+		drain_site_count(s, res == LRUOPT_DRAIN_FULL ? SS_FULL : SS_PARTIAL, 1);
+		lruopt_count(g, DS_SKIPPED_EMPTY, dc->empty);
+		if (dc->queued)
+			lruopt_count(g, DS_CPUS_QUEUED, dc->queued);
+		if (dc->shared)
+			lruopt_count(g, DS_CPUS_SHARED, dc->shared);
+		if (dc->queued + dc->shared)
+			drain_site_count(s, SS_QUEUED, dc->queued + dc->shared);
+		if (dc->inline_drain) {
+			lruopt_count(g, DS_INLINE, 1);
+			drain_site_count(s, SS_INLINE, 1);
+		}
+		if (dc->skipped) {
+			lruopt_count(g, DS_SKIPPED_CPUS, dc->skipped);
+			drain_site_count(s, SS_SKIPPED, dc->skipped);
+		}
+		if (dc->deferred) {
+			lruopt_count(g, DS_DEFERRED, dc->deferred);
+			drain_site_count(s, SS_DEFERRED, dc->deferred);
+		}
+		if (dc->timed_out) {
+			lruopt_count(g, DS_TIMEOUTS, dc->timed_out);
+			drain_site_count(s, SS_TIMED_OUT, dc->timed_out);
+		}
+		if (dc->t0) {
+			lruopt_count(g, DS_WAIT_TOTAL, dc->wait_ns);
+			lruopt_count_max(g, DS_WAIT_MAX, dc->wait_ns);
+			drain_site_count(s, SS_WAIT_TOTAL, dc->wait_ns);
+			drain_site_max(s, SS_WAIT_MAX, dc->wait_ns);
+		}
+		break;
+	}
+	if (res != LRUOPT_DRAIN_FALLBACK)
+		drain_site_count(s, SS_CALLS, 1);
+	trace_drain(dc->ip, s.class == DC_HINT, dc->queued + dc->shared,
+		    dc->inline_drain, dc->skipped, dc->deferred, 0, dc->timed_out,
+		    dc->wait_ns, res);
 }
 
 /**
@@ -416,64 +404,52 @@ static bool drain_any_pending(void)
  */
 static void lruopt_lru_add_drain_all(void)
 {
-	enum drain_result res;
-	struct drain_caller *c;
+	struct drain_call dc = {
+		.ip = (unsigned long)__builtin_return_address(0),
+	};
+	enum lruopt_drain_result res;
 	unsigned int coalesce_us;
-	u64 t0 = 0, t1;
+	u64 now = 0;
 	bool hint;
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
 	if (!lruopt_active(&lruopt_drain_feature))
 		goto stock;
 	/* As stock: nothing can be queued before mm_percpu_wq exists. */
-	if (unlikely(!READ_ONCE(mm_percpu_wq)))
-		goto fallback;
+	if (unlikely(!READ_ONCE(mm_percpu_wq))) {
+		lruopt_count(&drain_stats, DS_FALLBACKS, 1);
+		goto stock;
+	}
 
-	c = drain_caller_get((unsigned long)__builtin_return_address(0));
-	atomic64_inc(&c->calls);
-	hint = c->class == DC_HINT;
+	dc.site = drain_site_get(dc.ip);
+	hint = dc.site.class == DC_HINT;
 
 	/* The clock is read only when coalescing can use it. */
-	coalesce_us = hint ? READ_ONCE(drain_coalesce_us) : 0;
-	if (coalesce_us) {
-		t0 = ktime_get_ns();
-		if (t0 - READ_ONCE(drain_last_full_ns) <
+	coalesce_us = READ_ONCE(drain_coalesce_us);
+	if (hint && coalesce_us) {
+		now = ktime_get_ns();
+		if (now - READ_ONCE(drain_last_full_ns) <
 		    (u64)coalesce_us * NSEC_PER_USEC) {
-			lruopt_count(&drain_stats, DS_COALESCED, 1);
-			atomic64_inc(&c->coalesced);
+			drain_account(&dc, LRUOPT_DRAIN_COALESCED);
 			return;
 		}
 	}
 
-	if (!drain_any_pending()) {
-		/* A complete drain that had nothing to do: no wait to add. */
-		lruopt_count(&drain_stats, DS_SKIPPED_EMPTY,
-			     num_online_cpus() - 1);
-		lruopt_count(&drain_stats, DS_FULL, 1);
-		atomic64_inc(&c->full);
-		if (coalesce_us)
-			WRITE_ONCE(drain_last_full_ns, t0);
-		return;
+	res = drain_all(&dc, hint);
+	if (dc.t0) {
+		now = ktime_get_ns();
+		dc.wait_ns = now - dc.t0;
 	}
-
-	if (!coalesce_us)
-		t0 = ktime_get_ns();
-	res = drain_all(c, hint);
-	if (res == DRAIN_NOMEM)
-		goto fallback;
-
-	t1 = ktime_get_ns();
-	if (res == DRAIN_FULL)
-		WRITE_ONCE(drain_last_full_ns, t1);
-	lruopt_count(&drain_stats, res == DRAIN_FULL ? DS_FULL : DS_PARTIAL, 1);
-	atomic64_inc(res == DRAIN_FULL ? &c->full : &c->partial);
-	lruopt_count(&drain_stats, DS_WAIT_TOTAL, t1 - t0);
-	lruopt_count_max(&drain_stats, DS_WAIT_MAX, t1 - t0);
-	atomic64_add(t1 - t0, &c->wait_total);
-	atomic64_max(&c->wait_max, t1 - t0);
+	/*
+	 * Only coalescing reads the end of the last full drain: with it off,
+	 * a full drain writes no shared line at all.
+	 */
+	if (res == LRUOPT_DRAIN_FULL && coalesce_us)
+		WRITE_ONCE(drain_last_full_ns, now ?: ktime_get_ns());
+	drain_account(&dc, res);
+	if (res == LRUOPT_DRAIN_FALLBACK)
+		__lru_add_drain_all(false);
 	return;
-fallback:
-	lruopt_count(&drain_stats, DS_FALLBACKS, 1);
 stock:
 	lruopt_count(&drain_stats, DS_STOCK, 1);
 	__lru_add_drain_all(false);
@@ -481,9 +457,72 @@ stock:
 
 /* ------------------------------------------------------------- sysfs */
 
-static LRUOPT_UINT_ATTR(timeout_us, drain_timeout_us, 0, DRAIN_TIMEOUT_MAX_US);
-static LRUOPT_UINT_ATTR(coalesce_us, drain_coalesce_us, 0,
-			DRAIN_COALESCE_MAX_US);
+/*
+ * Every knob is also a module parameter drain_<knob> (lruopt.h), validated
+ * by the same parser as its sysfs file.
+ */
+LRUOPT_UINT_KNOB(drain, timeout_us, drain_timeout_us, 0, DRAIN_TIMEOUT_MAX_US,
+		 "Initial value of drain/timeout_us: longest wait of a hint caller, 0 = unbounded (0..10000000, default 0)");
+LRUOPT_UINT_KNOB(drain, coalesce_us, drain_coalesce_us, 0,
+		 DRAIN_COALESCE_MAX_US,
+		 "Initial value of drain/coalesce_us: a hint caller this soon after a full drain returns at once, 0 = off (0..1000000, default 0)");
+module_param_cb(drain_skip_isolated, &lruopt_bool_param_ops,
+		&drain_skip_isolated, 0444);
+MODULE_PARM_DESC(drain_skip_isolated,
+		 "Initial value of drain/skip_isolated: hint callers leave isolated and nohz_full CPUs alone (0|1, default 0)");
+
+/*
+ * Parse a CPU list of @n bytes into @mask (untouched on error).  Only list
+ * characters ("N" is the last CPU): cpulist_parse() would also skip blanks
+ * and stop at a NUL, which would let garbage through as a shorter list.
+ * "" is the empty set.
+ */
+static int drain_parse_cpus(const char *buf, size_t n, struct cpumask *mask)
+{
+	cpumask_var_t new;
+	int ret;
+
+	if (strnlen(buf, n) != n || strspn(buf, "0123456789,-:/N") != n)
+		return -EINVAL;
+	if (!zalloc_cpumask_var(&new, GFP_KERNEL))
+		return -ENOMEM;
+	/* cpulist_parse() takes "" as the empty set and rejects bad CPUs */
+	ret = cpulist_parse(buf, new) ? -EINVAL : 0;
+	if (!ret) {
+		mutex_lock(&drain_skip_lock);
+		/*
+		 * Readers test single bits without the lock: a drain racing
+		 * with this copy sees each CPU either skipped or not, both
+		 * of which are valid answers for a hint-like caller.
+		 */
+		cpumask_copy(mask, new);
+		mutex_unlock(&drain_skip_lock);
+	}
+	free_cpumask_var(new);
+	return ret;
+}
+
+static int drain_skip_cpus_param_set(const char *val,
+				     const struct kernel_param *kp)
+{
+	/* the loader hands the bare value; "drain_skip_cpus" alone is NULL */
+	return val ? drain_parse_cpus(val, strlen(val), kp->arg) : -EINVAL;
+}
+
+static int drain_skip_cpus_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&drain_skip_mask));
+}
+
+static const struct kernel_param_ops drain_skip_cpus_param_ops = {
+	.set = drain_skip_cpus_param_set,
+	.get = drain_skip_cpus_param_get,
+};
+
+module_param_cb(drain_skip_cpus, &drain_skip_cpus_param_ops, &drain_skip_mask,
+		0444);
+MODULE_PARM_DESC(drain_skip_cpus,
+		 "Initial value of drain/skip_cpus: CPUs hint callers leave alone (a CPU list, default empty)");
 
 static ssize_t skip_isolated_show(struct kobject *kobj,
 				  struct kobj_attribute *attr, char *buf)
@@ -501,7 +540,7 @@ static ssize_t skip_isolated_store(struct kobject *kobj,
 static ssize_t skip_cpus_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(drain_skip_mask));
+	return sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&drain_skip_mask));
 }
 
 static ssize_t skip_cpus_store(struct kobject *kobj,
@@ -509,72 +548,19 @@ static ssize_t skip_cpus_store(struct kobject *kobj,
 			       const char *buf, size_t count)
 {
 	size_t n = count;
-	cpumask_var_t new;
 	int ret;
 
-	/*
-	 * Only list characters ("N" is the last CPU) and one final newline:
-	 * cpulist_parse() would also skip blanks and stop at a NUL, which
-	 * would let garbage through as a shorter list.  "" (or a lone
-	 * newline) is the empty set.
-	 */
-	if (buf[n - 1] == '\n')	/* sysfs never calls with count 0 */
+	/* one final newline is allowed; sysfs never calls with count 0 */
+	if (buf[n - 1] == '\n')
 		n--;
-	if (strspn(buf, "0123456789,-:/N") != n)
-		return -EINVAL;
-	if (!zalloc_cpumask_var(&new, GFP_KERNEL))
-		return -ENOMEM;
-	/* cpulist_parse() takes "" as the empty set and rejects bad CPUs */
-	ret = cpulist_parse(buf, new);
-	if (!ret) {
-		mutex_lock(&drain_skip_lock);
-		/*
-		 * Readers test single bits without the lock: a drain racing
-		 * with this copy sees each CPU either skipped or not, both
-		 * of which are valid answers for a hint-like caller.
-		 */
-		cpumask_copy(drain_skip_mask, new);
-		mutex_unlock(&drain_skip_lock);
-	}
-	free_cpumask_var(new);
-	return ret ? -EINVAL : count;
-}
-
-static const char *const drain_class_names[] = {
-	[DC_STRICT] = "strict", [DC_HINT] = "hint",
-};
-
-static int drain_caller_emit(char *buf, int len, struct drain_caller *c)
-{
-	return sysfs_emit_at(buf, len,
-			     "%s %s %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
-			     c->sym, drain_class_names[c->class],
-			     atomic64_read(&c->calls), atomic64_read(&c->queued),
-			     atomic64_read(&c->inlined),
-			     atomic64_read(&c->skipped),
-			     atomic64_read(&c->timed_out),
-			     atomic64_read(&c->coalesced),
-			     atomic64_read(&c->wait_total),
-			     atomic64_read(&c->wait_max),
-			     atomic64_read(&c->full),
-			     atomic64_read(&c->partial));
+	ret = drain_parse_cpus(buf, n, &drain_skip_mask);
+	return ret ? ret : count;
 }
 
 static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	int i, len;
-
-	len = sysfs_emit(buf, "# symbol class calls cpus_queued %s %s\n",
-			 "inline_drains skipped timed_out coalesced",
-			 "wait_ns_total wait_ns_max full_drains partial_drains");
-	for (i = 0; i < DRAIN_MAX_CALLERS; i++)
-		/* pairs with the release that published the entry */
-		if (smp_load_acquire(&drain_callers[i].ready))
-			len += drain_caller_emit(buf, len, &drain_callers[i]);
-	if (atomic64_read(&drain_caller_other.calls))
-		len += drain_caller_emit(buf, len, &drain_caller_other);
-	return len;
+	return drain_sites_show(buf);
 }
 
 static struct kobj_attribute skip_cpus_attr = __ATTR_RW_MODE(skip_cpus, 0644);
@@ -595,13 +581,14 @@ static struct attribute *drain_attrs[] = {
 
 static int lruopt_drain_init(void)
 {
-	int cpu;
+	int cpu, ret;
 
-	if (!zalloc_cpumask_var(&drain_skip_mask, GFP_KERNEL))
-		return -ENOMEM;
+	ret = drain_sites_init();
+	if (ret)
+		return ret;
 	drain_slots = alloc_percpu(struct drain_slot);
 	if (!drain_slots) {
-		free_cpumask_var(drain_skip_mask);
+		drain_sites_exit();
 		return -ENOMEM;
 	}
 	/* The only INIT_WORK() of these items: they are never re-initialised. */
@@ -612,9 +599,9 @@ static int lruopt_drain_init(void)
 
 /*
  * The patch is gone, so no caller waits any more; but work items that a
- * timed-out or skipped drain left queued may still be pending or running.
- * Cancelling a pending drain is harmless (the folios stay batched until the
- * next drain), and cancel_work_sync() waits for a running one.
+ * timed-out drain left queued may still be pending or running.  Cancelling
+ * a pending drain is harmless (the folios stay batched until the next
+ * drain), and cancel_work_sync() waits for a running one.
  */
 static void lruopt_drain_exit(void)
 {
@@ -623,7 +610,7 @@ static void lruopt_drain_exit(void)
 	for_each_possible_cpu(cpu)
 		cancel_work_sync(&per_cpu_ptr(drain_slots, cpu)->work);
 	free_percpu(drain_slots);
-	free_cpumask_var(drain_skip_mask);
+	drain_sites_exit();
 }
 
 static const struct klp_func drain_funcs[] = {
