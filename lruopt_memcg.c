@@ -74,6 +74,23 @@ static struct attribute *memcg_attrs[] = {
 #if LRUOPT_HAVE_MEMCG_MOVE
 
 /*
+ * Stock tells lockdep, on every pass and with interrupts off as for the
+ * real acquisition, that folio_memcg_lock() may take move_lock, so that a
+ * lock-order problem shows even while no charge moves.  Compiled out
+ * without CONFIG_PROVE_LOCKING, as stock's #ifdef is.
+ */
+static inline void memcg_might_lock(struct mem_cgroup *memcg)
+{
+	unsigned long flags;
+
+	if (!IS_ENABLED(CONFIG_PROVE_LOCKING))
+		return;
+	local_irq_save(flags);
+	might_lock(&memcg->move_lock);
+	local_irq_restore(flags);
+}
+
+/*
  * The stock slow path of folio_memcg_lock(): called with RCU held and a
  * memcg that may be moving.  Identical protocol to stock (see above).
  */
@@ -82,6 +99,7 @@ static void memcg_lock_slow(struct folio *folio, struct mem_cgroup *memcg)
 	unsigned long flags;
 
 again:
+	memcg_might_lock(memcg);
 	if (atomic_read(&memcg->moving_account) <= 0)
 		return;
 	lruopt_count(&memcg_stats, CS_SLOW, 1);
