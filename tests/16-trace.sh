@@ -5,12 +5,18 @@
 #    loaded; a known mlock + munlock of 8 MiB gives munlock_batch events whose
 #    count and folio sum equal munlock/stats/batches and pages, in both
 #    directions; the module unloads with the events enabled, and the events
-#    go with it.  (lruopt:drain is defined but not fired yet.)
+#    go with it.  A strict memfd seal with pages pending on the last CPU and
+#    a hint compaction with that CPU in skip_cpus give lruopt:drain events
+#    with the right class, caller, queued/deferred/skipped and result, and
+#    over the whole traced phase the drain events add up to the counters
+#    (one event per call that reached lruopt; queued, deferred, full and
+#    partial sums equal the stats deltas).
 #  - 6.1: the kernel refuses trace events in livepatch modules (before
 #    v6.3): lruopt has none there, and loading it must not log the tracing
 #    core's "bad taint" complaint.
 # lruopt-timeout: 600
 . /tests/lib.sh
+. /tests/lib-drain.sh
 dmesg_mark "16-trace"
 ensure_unloaded || exit 1
 check "setup: load lruopt" load_lruopt || exit 1
@@ -53,6 +59,52 @@ assert_eq "sum of folios = munlock/stats/pages" "$(readval "$LO/munlock/stats/pa
 assert_eq "sum of locks = munlock/stats/lock_acquisitions" "$(readval "$LO/munlock/stats/lock_acquisitions")" "$locks"
 check "8 MiB = 2048 pages each way: at least 4096 folios" test "$folios" -ge 4096
 check "both directions traced ($nml mlock, $nmu munlock)" test "$nml" -gt 0 -a "$nmu" -gt 0
+
+# ---- drain against the counters and two known drains
+pin_shell_cpu0
+trap drain_cleanup EXIT
+K=$(($(ncpus) - 1))
+check "drain knobs set to defaults" drain_defaults
+echo 0 >"$I/tracing_on"
+: >"$I/trace"
+echo 1 >"$I/events/lruopt/drain/enable"
+dsnap_stable tr0 || fail "counters stable before the traced drains"
+echo 1 >"$I/tracing_on"
+drain_call -c 0 -w $K -p 8 memfd >/dev/null
+check "skip_cpus=$K" dset skip_cpus $K
+check "8 pages pending on CPU $K" start_pending $K 8
+drain_call -c 0 compact >/dev/null
+stop_pending >/dev/null
+check "skip_cpus back to empty" dset skip_cpus ""
+echo 0 >"$I/tracing_on"
+dsnap_stable tr1 || fail "counters stable after the traced drains"
+echo 0 >"$I/events/lruopt/drain/enable"
+grep ' drain: ' "$I/trace" >/tmp/16-drain.txt
+diag "$(cat /tmp/16-drain.txt)"
+# ev FIELD: the values of FIELD= over the events, one per line
+ev() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" /tmp/16-drain.txt; }
+evsum() { ev "$1" | awk '{ s += $1 } END { print s + 0 }'; }
+assert_eq "one drain event per call that reached lruopt (calls - stock)" \
+	"$(($(sd tr0 tr1 calls) - $(sd tr0 tr1 stock)))" "$(grep -c . /tmp/16-drain.txt)"
+assert_eq "sum of queued = cpus_queued + cpus_shared" \
+	"$(($(sd tr0 tr1 cpus_queued) + $(sd tr0 tr1 cpus_shared)))" "$(evsum queued)"
+assert_eq "sum of deferred = deferred, of skipped = skipped_cpus" \
+	"$(sd tr0 tr1 deferred) $(sd tr0 tr1 skipped_cpus)" "$(evsum deferred) $(evsum skipped)"
+assert_eq "result=full events = full_drains, result=partial = partial_drains" \
+	"$(sd tr0 tr1 full_drains) $(sd tr0 tr1 partial_drains)" \
+	"$(ev result | grep -cx full) $(ev result | grep -cx partial)"
+seal=$(grep 'caller=memfd_' /tmp/16-drain.txt | tail -n 1)
+case $seal in
+*" class=strict "*" result=full"*) pass "the memfd seal's event: class=strict, result=full" ;;
+*) fail "the memfd seal's event: class=strict, result=full" "event: '$seal'" ;;
+esac
+q=$(echo "$seal" | sed -n 's/.* queued=\([0-9]*\).*/\1/p')
+check "the memfd seal queued work (its writer's CPU $K had the pages): queued=$q" test "${q:-0}" -ge 1
+hint=$(grep -E 'caller=(compact_nodes|sysctl_compaction_handler|compact_store)' /tmp/16-drain.txt | tail -n 1)
+case $hint in
+*" class=hint "*" skipped=1 deferred=1 "*" result=partial"*) pass "the compaction's event: class=hint, skipped=1 deferred=1, result=partial" ;;
+*) fail "the compaction's event: class=hint, skipped=1 deferred=1, result=partial" "event: '$hint'" ;;
+esac
 
 # ---- unload with the events enabled
 echo 1 >"$I/events/lruopt/munlock_batch/enable"

@@ -132,12 +132,13 @@ assert_eq "memfd seal row is strict ($(crows m1 "$RX_MEMFD" | awk '{print $1}' |
 check "memfd seals reached lruopt's path (strict row calls +$(crd m0 m1 "$RX_MEMFD" calls))" \
 	test "$(crd m0 m1 "$RX_MEMFD" calls)" -ge 1
 fmt_ok() {
-	awk 'NR == 1 { if ($0 !~ /^# symbol class calls cpus_queued inline_drains skipped timed_out coalesced wait_ns_total wait_ns_max full_drains partial_drains$/) { print "bad header: " $0; bad = 1 } next }
-	     NF != 12 || ($2 != "hint" && $2 != "strict") { print "bad row: " $0; bad = 1; next }
-	     { for (i = 3; i <= 12; i++) if ($i !~ /^[0-9]+$/) { print "bad number: " $0; bad = 1; next } }
+	awk 'NR == 1 { if ($0 !~ /^# symbol class calls cpus_queued inline_drains skipped timed_out coalesced wait_ns_total wait_ns_max full_drains partial_drains deferred$/) { print "bad header: " $0; bad = 1 } next }
+	     /^# truncated/ { print "truncated: " $0; bad = 1; next }
+	     NF != 13 || ($2 != "hint" && $2 != "strict") { print "bad row: " $0; bad = 1; next }
+	     { for (i = 3; i <= 13; i++) if ($i !~ /^[0-9]+$/) { print "bad number: " $0; bad = 1; next } }
 	     END { exit bad }' "$D/callers"
 }
-check "callers table: header + rows of 'symbol class' and 10 counters" fmt_ok
+check "callers table: header + rows of 'symbol class' and 11 counters" fmt_ok
 
 # stats/reset
 reset_ok() {

@@ -1,8 +1,8 @@
 #!/bin/sh
-# 62-drain-skip: drain/skip_cpus.  Hint callers do not wait for a listed
-# CPU that has pending pages (its work is still queued: skipped_cpus,
-# partial_drains); strict callers (memfd seals) still wait for it (their
-# row shows skipped 0).  First deterministically (a sleeping helper with 8
+# 62-drain-skip: drain/skip_cpus.  Hint callers leave a listed CPU that
+# has pending pages alone: no work is queued there, its folios stay batched
+# (skipped_cpus, deferred, partial_drains); strict callers (memfd seals)
+# still queue work there and wait for it (their row shows skipped 0).  First deterministically (a sleeping helper with 8
 # pending pages on the skipped CPU), then with that CPU hogged by a
 # SCHED_FIFO task that keeps faulting pages.
 # lruopt-timeout: 300
@@ -27,7 +27,7 @@ check "skip_cpus=$K" dset skip_cpus $K
 check "8 pages pending on CPU $K" start_pending $K 8
 check "tracing started" dtrace_start
 dsnap h0
-drain_call -c 0 -m -l sk compact >/dev/null
+drain_call -c 0 -m -l sk -n 2 compact >/dev/null
 dsnap h1
 stop_pending >/dev/null
 check "8 pages pending on CPU $K again" start_pending $K 8
@@ -37,11 +37,16 @@ dsnap h2
 check "trace saved" dtrace_stop /tmp/trace-skip.txt
 stop_pending >/dev/null
 diag "hint: $(show_snap_delta h0 h1)" "strict: $(show_snap_delta h1 h2)"
-assert_eq "hint drain: CPU $K skipped (row skipped +1, skipped_cpus +1)" "1 1" \
+# Two hint drains: the second finds CPU $K's pages still batched.
+assert_eq "2 hint drains: CPU $K skipped twice (row skipped +2, skipped_cpus +2)" "2 2" \
 	"$(crd h0 h1 "$RX_COMPACT" skipped) $(sd h0 h1 skipped_cpus)"
-assert_eq "hint drain: partial, not full" "1 0" "$(sd h0 h1 partial_drains) $(sd h0 h1 full_drains)"
-assert_eq "hint drain: CPU $K's work still queued (drained later)" 1 \
-	"$(tcount /tmp/trace-skip.txt sk 1 queue drain_workfn $K)"
+assert_eq "2 hint drains: CPU $K deferred twice, its pages still batched (row deferred +2, deferred +2)" "2 2" \
+	"$(crd h0 h1 "$RX_COMPACT" deferred) $(sd h0 h1 deferred)"
+assert_eq "2 hint drains: partial, not full" "2 0" "$(sd h0 h1 partial_drains) $(sd h0 h1 full_drains)"
+assert_eq "hint drains: no drain work queued on the skipped CPU $K" "0 0" \
+	"$(tcount /tmp/trace-skip.txt sk 1 queue drain_workfn $K) $(tcount /tmp/trace-skip.txt sk 2 queue drain_workfn $K)"
+assert_eq "hint drains: no drain work ran on the skipped CPU $K" "0 0" \
+	"$(tcount /tmp/trace-skip.txt sk 1 exec drain_workfn $K) $(tcount /tmp/trace-skip.txt sk 2 exec drain_workfn $K)"
 assert_eq "memfd seal succeeded with skip_cpus=$K" 0 "$r"
 assert_eq "strict memfd seal: row calls +1, skipped +0" "1 0" \
 	"$(crd h1 h2 "$RX_MEMFD" calls) $(crd h1 h2 "$RX_MEMFD" skipped)"

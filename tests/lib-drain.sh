@@ -21,7 +21,7 @@ DTRACE=$TRACEFS/instances/lruopt-drain
 export DRAIN_MARKER=$DTRACE/trace_marker
 mkdir -p "$DRAIN_SNAP"
 
-DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max"
+DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max deferred"
 
 # Caller rows (first field of drain/callers) of each trigger, as an awk
 # regex; a function may be inlined into its caller on one of the kernels.
@@ -119,7 +119,7 @@ _cfield() {
 	calls) echo 3 ;; cpus_queued) echo 4 ;; inline_drains) echo 5 ;;
 	skipped) echo 6 ;; timed_out) echo 7 ;; coalesced) echo 8 ;;
 	wait_ns_total) echo 9 ;; wait_ns_max) echo 10 ;;
-	full_drains) echo 11 ;; partial_drains) echo 12 ;;
+	full_drains) echo 11 ;; partial_drains) echo 12 ;; deferred) echo 13 ;;
 	*) echo 0 ;;
 	esac
 }
@@ -178,6 +178,7 @@ stats_invariant() {
 #   d(sum rows.partial_drains) == d(partial_drains)
 #   d(sum rows.skipped) == d(skipped_cpus)  d(sum rows.timed_out) == d(timeouts)
 #   d(sum rows.inline_drains) == d(inline_drains)
+#   d(sum rows.deferred) == d(deferred)
 #   d(sum rows.cpus_queued) == d(cpus_queued + cpus_shared)
 # (stats/reset clears the counters, not the callers table: hence deltas)
 stats_consistent() {
@@ -203,6 +204,7 @@ stats_consistent() {
 	_sc_eq skipped_cpus "$(crd "$a" "$b" . skipped)" "$(sd "$a" "$b" skipped_cpus)"
 	_sc_eq timeouts "$(crd "$a" "$b" . timed_out)" "$(sd "$a" "$b" timeouts)"
 	_sc_eq inline_drains "$(crd "$a" "$b" . inline_drains)" "$(sd "$a" "$b" inline_drains)"
+	_sc_eq deferred "$(crd "$a" "$b" . deferred)" "$(sd "$a" "$b" deferred)"
 	_sc_eq "cpus_queued+cpus_shared" "$(crd "$a" "$b" . cpus_queued)" \
 		$(( $(sd "$a" "$b" cpus_queued) + $(sd "$a" "$b" cpus_shared) ))
 	return $bad
@@ -307,29 +309,15 @@ twindow() {
 # ------------------------------------------------------------------ workloads
 
 # start_pending CPU NPAGES: drain_pending leaves NPAGES pages in CPU's LRU
-# batch and sleeps there.  Sets PEND_PID.  Records the pid for run-all.sh.
+# batch and sleeps there.  Sets PEND_PID (registered: bg_start, lib.sh).
 start_pending() {
-	local i=0
-	rm -f /tmp/drain-pending.out
-	drain_pending "$1" "$2" 300 >/tmp/drain-pending.out 2>&1 &
-	PEND_PID=$!
-	_reg_pid $PEND_PID
-	until grep -q '^ready' /tmp/drain-pending.out 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 200 ] || ! kill -0 $PEND_PID 2>/dev/null; then
-			echo "drain_pending did not get ready: $(cat /tmp/drain-pending.out)"
-			return 1
-		fi
-		sleep 0.05
-	done
+	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 300
 }
 
 stop_pending() {
+	local rc=0
 	[ -n "${PEND_PID:-}" ] || return 0
-	kill -TERM "$PEND_PID" 2>/dev/null
-	wait "$PEND_PID"
-	local rc=$?
-	_unreg_pid "$PEND_PID"
+	bg_stop "$PEND_PID" || rc=$?
 	PEND_PID=""
 	[ $rc -eq 0 ] || echo "drain_pending exited $rc: $(cat /tmp/drain-pending.out)"
 	return $rc
@@ -337,40 +325,18 @@ stop_pending() {
 
 # start_hog CPU [SECONDS]: rthog SCHED_FIFO on CPU.  Sets HOG_PID.
 start_hog() {
-	local i=0
-	rm -f /tmp/rthog.out
-	rthog "$1" "${2:-300}" 50 256 >/tmp/rthog.out 2>&1 &
-	HOG_PID=$!
-	_reg_pid $HOG_PID
-	until grep -q 'ready' /tmp/rthog.out 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 200 ] || ! kill -0 $HOG_PID 2>/dev/null; then
-			echo "rthog did not get ready: $(cat /tmp/rthog.out)"
-			return 1
-		fi
-		sleep 0.05
-	done
+	bg_start HOG_PID /tmp/rthog.out 'ready' 10 rthog "$1" "${2:-300}" 50 256 || return 1
 	sleep 0.2
 }
 
 stop_hog() {
+	local rc=0
 	[ -n "${HOG_PID:-}" ] || return 0
-	kill -TERM "$HOG_PID" 2>/dev/null
-	wait "$HOG_PID"
-	local rc=$?
-	_unreg_pid "$HOG_PID"
+	bg_stop "$HOG_PID" || rc=$?
 	HOG_PID=""
 	[ $rc -eq 0 ] || echo "rthog exited $rc: $(cat /tmp/rthog.out)"
 	tail -1 /tmp/rthog.out
 	return $rc
-}
-
-# run-all.sh kills the pids listed in /tmp/wl.pids when a test is killed.
-_reg_pid() { echo "$1" >>/tmp/wl.pids; }
-_unreg_pid() {
-	[ -f /tmp/wl.pids ] || return 0
-	grep -vx "$1" /tmp/wl.pids >/tmp/wl.pids.new
-	if [ -s /tmp/wl.pids.new ]; then mv /tmp/wl.pids.new /tmp/wl.pids; else rm -f /tmp/wl.pids /tmp/wl.pids.new; fi
 }
 
 # drain_cleanup: stop helpers, knobs back to defaults, default RT throttling.

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # 65-drain-isolated: drain/skip_isolated.  Runs in its own boot with
 # "isolcpus=3 nohz_full=3" (scripts/mkinitramfs --tests tests/iso, vmrun
-# --append "isolcpus=3 nohz_full=3").  With skip_isolated=1 hint drains do
-# not wait for the isolated CPU 3 (skipped_cpus grows, partial drains;
-# its work is still queued); with 0 they do (full drains that waited for
+# --append "isolcpus=3 nohz_full=3").  With skip_isolated=1 hint drains
+# leave the isolated CPU 3 alone (skipped_cpus and deferred grow, partial
+# drains, no work queued there); with 0 they do (full drains that waited for
 # CPU 3's drain work); strict callers wait either way.  Deterministic with a
 # sleeping helper holding 8 pending pages on CPU 3, then with CPU 3 hogged
 # by a SCHED_FIFO task that keeps faulting pages.
@@ -43,7 +43,10 @@ diag "$(show_snap_delta i1.0 i1.1)"
 assert_eq "skip_isolated=1: CPU $ISO skipped (row skipped +1, skipped_cpus +1)" "1 1" \
 	"$(crd i1.0 i1.1 "$RX_COMPACT" skipped) $(sd i1.0 i1.1 skipped_cpus)"
 assert_eq "skip_isolated=1: a partial drain" "1 0" "$(sd i1.0 i1.1 partial_drains) $(sd i1.0 i1.1 full_drains)"
-assert_eq "skip_isolated=1: CPU $ISO's drain work still queued" 1 "$(tcount /tmp/trace-i1.txt i1 1 queue drain_workfn $ISO)"
+assert_eq "skip_isolated=1: CPU $ISO deferred, its pages left batched (row deferred +1, deferred +1)" "1 1" \
+	"$(crd i1.0 i1.1 "$RX_COMPACT" deferred) $(sd i1.0 i1.1 deferred)"
+assert_eq "skip_isolated=1: no drain work queued on or run by CPU $ISO (whole trace)" "0 0" \
+	"$(tcount /tmp/trace-i1.txt - 1 queue drain_workfn $ISO) $(tcount /tmp/trace-i1.txt - 1 exec drain_workfn $ISO)"
 
 check "skip_isolated=0" dset skip_isolated 0
 check "skip_isolated=0: compact drain, CPU $ISO pending" traced_compact i0
