@@ -35,7 +35,7 @@ dsnap u0
 echo "drain_call unl begin 1" >"$DRAIN_MARKER"
 drain_call -c 0 -n 1000000 -i 50000 -t 200 -l loop compact >/tmp/unl-loop.out 2>&1 &
 LOOP=$!
-_reg_pid $LOOP
+bg_register $LOOP
 sleep 3
 dsnap u1
 diag "$(show_snap_delta u0 u1)"
@@ -45,7 +45,7 @@ if [ "$SLOW" = 1 ]; then
 	TRANSITION_TIMEOUT=400
 	kill -TERM $LOOP
 	wait $LOOP
-	_unreg_pid $LOOP
+	bg_unregister $LOOP
 	LOOP=""
 	# what the transition waits for, 30 s in (diagnostics only)
 	(sleep 30; [ -d "$LP" ] && {
@@ -74,7 +74,7 @@ if [ -n "$LOOP" ]; then
 	check "drain loop still running after the unload (stock drains)" kill -0 $LOOP
 	kill -TERM $LOOP
 	wait $LOOP
-	_unreg_pid $LOOP
+	bg_unregister $LOOP
 	LOOP=""
 fi
 diag "loop: $(grep RESULT /tmp/unl-loop.out)"
