@@ -8,7 +8,11 @@
 #    in the read-only parameter file;
 #  - every input of the sysfs fuzz corpus for its kind that fits on an
 #    insmod command line (sysfuzz -l) makes insmod fail, leaves nothing
-#    loaded, and dmesg names the parameter for each bad value.
+#    loaded, and dmesg names the parameter for each bad value.  The whole
+#    corpus runs once per kind (kind and bounds: parameters of one kind share
+#    one parser); further parameters of an already tried kind get every 8th
+#    value of it, which still reaches each of them through its own
+#    kernel_param (a failed insmod costs ~2 s on 6.1 under TCG).
 # lruopt-timeout: 1200
 . /tests/lib.sh
 dmesg_mark "15-params"
@@ -47,7 +51,7 @@ nothing_left() {
 	! lruopt_loaded && [ ! -e "$LP" ] && [ ! -e "$LO" ]
 }
 
-total=0
+total=0 KINDS_DONE=""
 for p in $names; do
 	s=$(spec "$p")
 	case $s in
@@ -84,6 +88,11 @@ for p in $names; do
 	# The corpus, as insmod arguments.
 	# shellcheck disable=SC2086
 	corpus=$(sysfuzz -l $kind -)
+	case " $KINDS_DONE " in
+	*" $(echo "$kind" | tr ' ' _) "*)
+		corpus=$(echo "$corpus" | awk 'NR % 8 == 1') ;;
+	*) KINDS_DONE="$KINDS_DONE $(echo "$kind" | tr ' ' _)" ;;
+	esac
 	n=0 ok=0 loaded=0
 	dmesg_mark "15-params $p corpus"
 	set -f		# the values reach insmod unexpanded
