@@ -7,13 +7,7 @@
 # lruopt-timeout: 240
 . /tests/lib.sh
 . /tests/lib-drain.sh
-dmesg_mark "61-drain-coalesce"
-ensure_loaded || exit 1
-pin_shell_cpu0
-trap drain_cleanup EXIT
-NCPU=$(ncpus)
-K=$((NCPU - 1))
-check "drain knobs set to defaults" drain_defaults
+drain_test_begin 61-drain-coalesce
 dsnap_stable all0 || fail "counters stable at start"
 
 # cres TAG REGEX: "full coalesced partial" deltas of the matching caller

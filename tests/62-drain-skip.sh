@@ -8,18 +8,7 @@
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
-dmesg_mark "62-drain-skip"
-ensure_loaded || exit 1
-pin_shell_cpu0
-trap drain_cleanup EXIT
-NCPU=$(ncpus)
-if [ "$NCPU" -lt 3 ]; then
-	fail "62-drain-skip needs at least 3 CPUs (have $NCPU)"
-	exit 1
-fi
-K=$((NCPU - 1))
-check "drain knobs set to defaults" drain_defaults
-echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+drain_test_begin 62-drain-skip 3
 dsnap_stable all0 || fail "counters stable at start"
 
 # ---- 1. sleeping helper with pending pages on the skipped CPU

@@ -18,12 +18,8 @@
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
-dmesg_mark "63-drain-rthog"
-ensure_loaded || exit 1
-pin_shell_cpu0
-trap drain_cleanup EXIT
+drain_test_begin 63-drain-rthog
 N=${LRUOPT_RTHOG_CALLS:-10}
-check "drain knobs set to defaults" drain_defaults
 check "default RT throttling (sched_rt_runtime_us=950000, period 1000000)" \
 	sh -c 'echo 1000000 >/proc/sys/kernel/sched_rt_period_us && echo 950000 >/proc/sys/kernel/sched_rt_runtime_us'
 check "rthog SCHED_FIFO on CPU 1" start_hog 1 280

@@ -9,18 +9,8 @@
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
-dmesg_mark "66-drain-strict"
-ensure_loaded || exit 1
-pin_shell_cpu0
-trap drain_cleanup EXIT
-NCPU=$(ncpus)
-if [ "$NCPU" -lt 3 ]; then
-	fail "66-drain-strict needs at least 3 CPUs (have $NCPU)"
-	exit 1
-fi
+drain_test_begin 66-drain-strict 3
 W=2	# memfd writer CPU
-check "drain knobs set to defaults" drain_defaults
-echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 check "rthog SCHED_FIFO on CPU 1" start_hog 1 250
 dsnap_stable s0 || true
 # a full drain to open the coalescing window

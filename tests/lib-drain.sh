@@ -339,6 +339,25 @@ stop_hog() {
 	return $rc
 }
 
+# drain_test_begin NAME [MIN_CPUS]: the preamble of a drain test: marks the
+# kernel log, loads lruopt, pins this shell to CPU 0, cleans up at exit
+# (drain_cleanup), needs MIN_CPUS online CPUs (default 1), sets NCPU and K
+# (the last CPU), knobs to their defaults and the default RT throttling.
+drain_test_begin() {
+	dmesg_mark "$1"
+	ensure_loaded || exit 1
+	pin_shell_cpu0
+	trap drain_cleanup EXIT
+	NCPU=$(ncpus)
+	K=$((NCPU - 1))
+	if [ "$NCPU" -lt "${2:-1}" ]; then
+		fail "$1 needs at least $2 CPUs (have $NCPU)"
+		exit 1
+	fi
+	check "drain knobs set to defaults" drain_defaults
+	echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+}
+
 # drain_cleanup: stop helpers, knobs back to defaults, default RT throttling.
 # For "trap drain_cleanup EXIT" in every drain test.
 drain_cleanup() {
