@@ -100,6 +100,12 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 	[DS_DEFERRED] = "deferred",
 };
 
+/*
+ * skipped_cpus counts the CPUs a hint caller did not wait for, deferred
+ * those of them whose folios it left batched.  Equal today; a CPU drained
+ * remotely (PREEMPT_RT, docs/rt-design.md) will be skipped, not deferred.
+ */
+
 static const bool drain_stat_is_max[DS_NR] = { [DS_WAIT_MAX] = true };
 
 static struct lruopt_counters drain_stats = {
@@ -123,13 +129,13 @@ static struct cpumask drain_skip_mask;
 static DEFINE_MUTEX(drain_skip_lock);	/* serialises skip_cpus writers */
 
 static u64 drain_last_full_ns;		/* end of the last complete drain */
-static DECLARE_WAIT_QUEUE_HEAD(drain_wq);
 
 /* One per CPU; see "Tickets" in the file comment. */
 struct drain_slot {
 	struct work_struct work;
 	atomic_long_t requested;
 	unsigned long done;
+	wait_queue_head_t wq;	/* callers waiting for this CPU's run */
 };
 
 static struct drain_slot __percpu *drain_slots;
@@ -158,7 +164,15 @@ static void drain_workfn(struct work_struct *work)
 	drain_this_cpu();
 	/* [DONE]: pairs with [SEEN] in drain_slot_done() */
 	smp_store_release(&slot->done, ticket);
-	wake_up_all(&drain_wq);
+	/*
+	 * Only the callers that wait for this CPU are woken, and none at all
+	 * (no lock taken) when nobody waits: wq_has_sleeper()'s smp_mb()
+	 * orders [DONE] before the check and pairs with the barrier of
+	 * set_current_state() in the waiter's prepare_to_wait_event(), so a
+	 * waiter either sees done or is seen here.
+	 */
+	if (wq_has_sleeper(&slot->wq))
+		wake_up_all(&slot->wq);
 }
 
 /* Has @cpu's slot completed a drain run that covers @ticket? */
@@ -194,16 +208,6 @@ static bool drain_wait_alloc(struct drain_wait *w)
 	return true;
 }
 
-static bool drain_waited(struct drain_wait *w)
-{
-	int cpu;
-
-	for_each_cpu(cpu, w->cpus)
-		if (!drain_slot_done(cpu, w->ticket[cpu]))
-			return false;
-	return true;
-}
-
 static bool drain_skip_cpu(int cpu)
 {
 	if (cpumask_test_cpu(cpu, &drain_skip_mask))
@@ -231,17 +235,34 @@ struct drain_call {
 static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
 				    unsigned int timeout_us)
 {
+	u64 end = ktime_get_ns() + (u64)timeout_us * NSEC_PER_USEC;
+	struct drain_slot *slot;
+	bool late = false;
+	s64 left;
 	int cpu;
 
-	if (!timeout_us) {
-		wait_event(drain_wq, drain_waited(w));
-	} else if (wait_event_hrtimeout(drain_wq, drain_waited(w),
-					ns_to_ktime((u64)timeout_us *
-						    NSEC_PER_USEC))) {
+	/*
+	 * One CPU after the other, each on its own slot's queue: a run wakes
+	 * only its own waiters.  The wait ends with the slowest CPU either
+	 * way; with a bound, every CPU gets what is left of it.
+	 */
+	for_each_cpu(cpu, w->cpus) {
+		slot = per_cpu_ptr(drain_slots, cpu);
+		if (!timeout_us) {
+			wait_event(slot->wq, drain_slot_done(cpu, w->ticket[cpu]));
+			continue;
+		}
+		left = late ? 0 : end - ktime_get_ns();
+		if (left > 0 &&
+		    !wait_event_hrtimeout(slot->wq,
+					  drain_slot_done(cpu, w->ticket[cpu]),
+					  ns_to_ktime(left)))
+			continue;
 		/* Late CPUs keep their queued work: it runs when it can. */
-		for_each_cpu(cpu, w->cpus)
-			if (!drain_slot_done(cpu, w->ticket[cpu]))
-				dc->timed_out++;
+		if (!drain_slot_done(cpu, w->ticket[cpu])) {
+			dc->timed_out++;
+			late = true;
+		}
 	}
 }
 
@@ -283,10 +304,12 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 
 	/*
 	 * Like stock, no hotplug lock: a CPU going offline has its batches
-	 * drained by the page allocator's CPU-dead callback, and a work item
-	 * queued to it is run by an unbound worker, which still publishes
-	 * done.  Migration is disabled so that "self" stays the CPU drained
-	 * inline.
+	 * drained by the page allocator's CPU-dead callback, possibly after
+	 * we return (between the workqueue's offline step and that callback
+	 * a work item queued to it runs unbound on another CPU, drains that
+	 * one and still publishes done): the same window as stock's
+	 * queue_work_on() + flush_work().  Migration is disabled so that
+	 * "self" stays the CPU drained inline.
 	 */
 	migrate_disable();
 	self = raw_smp_processor_id();
@@ -592,8 +615,10 @@ static int lruopt_drain_init(void)
 		return -ENOMEM;
 	}
 	/* The only INIT_WORK() of these items: they are never re-initialised. */
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		INIT_WORK(&per_cpu_ptr(drain_slots, cpu)->work, drain_workfn);
+		init_waitqueue_head(&per_cpu_ptr(drain_slots, cpu)->wq);
+	}
 	return 0;
 }
 

@@ -70,6 +70,7 @@ struct site_key {
 
 static struct site_key site_keys[DRAIN_MAX_SITES];
 static unsigned int site_hw;		/* rows ever claimed: [0, site_hw) */
+static bool site_full;			/* no row free: no lookup is tried */
 static char site_syms[DRAIN_MAX_SITES][DRAIN_SYM_LEN];
 static char site_mods[DRAIN_MAX_SITES][MODULE_NAME_LEN];
 static DEFINE_MUTEX(site_lock);		/* claims, releases, reads of syms */
@@ -157,11 +158,18 @@ static int site_parse(char *buf, unsigned long addr, unsigned long *start,
 	return 0;
 }
 
-/* Free row @i; the caller holds site_lock. */
+/*
+ * Free row @i; the caller holds site_lock.  Only module rows are ever
+ * released, and those are strict: a lookup racing with the release (or
+ * with the row's next claim) can then at worst add one call's counts to
+ * the wrong row, never take a strict call for a hint one; a hint row, of
+ * core-kernel text, is never released or reused.
+ */
 static void site_release(unsigned int i)
 {
 	int cpu;
 
+	WARN_ON_ONCE(site_keys[i].state != DC_STRICT + 1);
 	/* New lookups stop matching; one already past the check only counts. */
 	WRITE_ONCE(site_keys[i].state, 0);
 	for_each_possible_cpu(cpu)
@@ -170,6 +178,7 @@ static void site_release(unsigned int i)
 	WRITE_ONCE(site_keys[i].size, 0);
 	site_syms[i][0] = '\0';
 	site_mods[i][0] = '\0';
+	WRITE_ONCE(site_full, false);
 }
 
 /*
@@ -211,8 +220,11 @@ static noinline __cold struct drain_site drain_site_get_slow(unsigned long ip)
 	}
 	if (row == DRAIN_MAX_SITES && site_hw < DRAIN_MAX_SITES)
 		row = site_hw;
-	if (row == DRAIN_MAX_SITES)
+	if (row == DRAIN_MAX_SITES) {
+		/* until a row is released, new sites go to "(other)" at once */
+		WRITE_ONCE(site_full, true);
 		goto unlock;
+	}
 
 	s.idx = row;
 	s.class = mod ? DC_STRICT : drain_classify(buf);
@@ -253,6 +265,9 @@ struct drain_site drain_site_get(unsigned long ip)
 			     READ_ONCE(site_keys[i].size))
 			return (struct drain_site){ .idx = i, .class = state - 1 };
 	}
+	if (READ_ONCE(site_full))
+		return (struct drain_site){ .idx = DRAIN_SITE_OTHER,
+					    .class = DC_STRICT };
 	return drain_site_get_slow(ip);
 }
 
@@ -333,7 +348,10 @@ ssize_t drain_sites_show(char *buf)
 	}
 	mutex_unlock(&site_lock);
 	n = site_emit(buf, len, DRAIN_SITE_OTHER, "(other)", DC_STRICT);
-	len += n;
+	if (n)
+		len += n;
+	else if (site_sum(DRAIN_SITE_OTHER, SS_CALLS))
+		more++;
 	if (more)
 		len += sysfs_emit_at(buf, len, "# truncated: %u more rows\n",
 				     more);
