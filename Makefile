@@ -128,7 +128,7 @@ check-bpf:
 
 # The stress boot per kernel (100 load/toggle/unload cycles under a mixed
 # workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread): kept out
-# of make check, which stays near 15 minutes; CI runs both.
+# of make check for its length; CI runs a 30-cycle cut of it (.ci/run).
 # STRESS_CYCLES=N changes the number of cycles.
 stress:
 	scripts/deps check
@@ -233,7 +233,7 @@ kerneldoc: $(if $(filter $(TOOLS)/%,$(KERNELDOC)),$(TOOLS)/checkpatch.pl)
 # on Debian's headers that tries to sign with the absent distribution key
 # (and on 6.12 would xz the module first).  SIGN_KEY=<key> SIGN_CERT=<der
 # cert> signs the installed copy for Secure Boot (e.g. the DKMS MOK key,
-# README "Secure Boot").  INSTALL_MOD_PATH= for a staging root.
+# docs/install.md, "Secure Boot").  INSTALL_MOD_PATH= for a staging root.
 INSTALL_MOD_DIR ?= updates
 MOD_DEST = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 DEPMOD = depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)

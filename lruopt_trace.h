@@ -3,8 +3,7 @@
  * lruopt's tracepoints: the "lruopt" trace system.
  *
  *   lruopt:drain          one lru_add_drain_all() call that reached lruopt
- *                         (defined; not fired yet: the drain code calls it
- *                         once its per-call counts are reworked, issue 12)
+ *                         (fired by drain_account(), lruopt_drain.c)
  *   lruopt:munlock_batch  one batch of the mlock/munlock walk (one or more
  *                         lruvec lock holds, flushed together)
  *

@@ -13,7 +13,7 @@ assert_eq "kernel taint has no bits beyond O/E/K (tainted=$taint)" 0 $(( taint &
 check "Mlocked in /proc/meminfo is back to 0" wait_mlocked_zero 10
 assert_eq "no workload process left" "" "$(pidof mlockloop faultloop mlockhold)"
 
-# On a kernel with kmemleak (the debug kernel, README): a scan after the
+# On a kernel with kmemleak (the debug kernel, docs/testing.md): a scan after the
 # whole run must find no unreferenced object allocated by lruopt.  kmemleak
 # only reports objects that stayed unreferenced over two scans.
 KML=/sys/kernel/debug/kmemleak
