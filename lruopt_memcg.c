@@ -8,7 +8,7 @@
  * the stock fast path is: rcu_read_lock(), load folio->memcg_data, load that
  * memcg's moving_account, return.  This is the successor of KAMEZAWA
  * Hiroyuki's "take the move lock only while a move is in progress"
- * (seeds/004).
+ * ("[PATCH 0/6] page cgroup diet v5", linux-mm, 2012).
  *
  * The replacement answers the common case with one global, read-mostly load:
  * mem_cgroup_can_attach() publishes mc.moving_task before

@@ -29,7 +29,7 @@ dirty_some() {
 }
 
 # map_some: map a 1024-page file twice, fault and drop the second mapping 4
-# times (memcg_bench mmap, seeds/004's loop): every map and unmap of a file
+# times (memcg_bench mmap, the loop of "page cgroup diet v5"): every map and unmap of a file
 # page is page_add_file_rmap()/page_remove_rmap() -> lock_page_memcg(), the
 # mapped_file path.  Sets MAP_CTRS: the counters over that loop only.
 map_some() {
