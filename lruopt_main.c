@@ -355,19 +355,33 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
+/*
+ * Walk every livepatch function of the features this kernel has: start
+ * with @fn NULL; *@feat is then the index of @fn's feature.  NULL at the end.
+ */
+static const struct klp_func *lruopt_func_next(const struct klp_func *fn,
+					       unsigned int *feat)
+{
+	if (fn && (++fn)->old_name)
+		return fn;
+	*feat = fn ? *feat + 1 : 0;
+	for (; *feat < ARRAY_SIZE(lruopt_features); ++*feat)
+		if (lruopt_features[*feat]->supported &&
+		    lruopt_features[*feat]->funcs->old_name)
+			return lruopt_features[*feat]->funcs;
+	return NULL;
+}
+
 static ssize_t targets_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
 	const struct klp_func *fn;
-	int i, len = 0;
+	unsigned int i;
+	int len = 0;
 
-	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
-		if (!lruopt_features[i]->supported)
-			continue;
-		for (fn = lruopt_features[i]->funcs; fn->old_name; fn++)
-			len += sysfs_emit_at(buf, len, "%s %s\n", fn->old_name,
-					     lruopt_features[i]->name);
-	}
+	for (fn = lruopt_func_next(NULL, &i); fn; fn = lruopt_func_next(fn, &i))
+		len += sysfs_emit_at(buf, len, "%s %s\n", fn->old_name,
+				     lruopt_features[i]->name);
 	return len;
 }
 
@@ -542,7 +556,8 @@ static void lruopt_feature_exit(struct lruopt_feature *f)
 static int lruopt_feature_init(struct lruopt_feature *f)
 {
 	struct attribute_group knobs = { .attrs = f->attrs };
-	int ret;
+	const struct attribute_group *groups[4] = { };
+	int ret, n = 0;
 
 	if (f->init) {
 		ret = f->init();
@@ -558,11 +573,12 @@ static int lruopt_feature_init(struct lruopt_feature *f)
 	f->kobj = kobject_create_and_add(f->name, lruopt_kobj);
 	if (!f->kobj)
 		goto err;
-	ret = sysfs_create_group(f->kobj, &lruopt_feature_group);
-	if (!ret && f->attrs)
-		ret = sysfs_create_group(f->kobj, &knobs);
-	if (!ret && f->counters)
-		ret = sysfs_create_group(f->kobj, &f->counters->group);
+	groups[n++] = &lruopt_feature_group;
+	if (f->attrs)
+		groups[n++] = &knobs;
+	if (f->counters)
+		groups[n++] = &f->counters->group;
+	ret = sysfs_create_groups(f->kobj, groups);
 	if (ret)
 		goto err;
 	return 0;
@@ -582,48 +598,58 @@ static void lruopt_free_patch(void)
 	lruopt_fault_name = NULL;
 }
 
+/*
+ * Testing only (50-refuse): ask livepatch for a misspelt copy of the
+ * fault_target function, so that klp_enable_patch() fails the way it does
+ * on a kernel lacking that function.
+ */
+static int lruopt_apply_fault(struct klp_func *funcs)
+{
+	struct klp_func *fn;
+
+	if (!fault_target)
+		return 0;
+	for (fn = funcs; fn->old_name; fn++)
+		if (!strcmp(fault_target, fn->old_name))
+			break;
+	if (!fn->old_name) {
+		pr_err("fault_target=%s is not one of this kernel's targets\n",
+		       fault_target);
+		return -EINVAL;
+	}
+	lruopt_fault_name = kasprintf(GFP_KERNEL, "%s_lruopt_fault",
+				      fn->old_name);
+	if (!lruopt_fault_name)
+		return -ENOMEM;
+	fn->old_name = lruopt_fault_name;
+	return 0;
+}
+
 static int lruopt_build_patch(void)
 {
 	const struct klp_func *fn;
 	unsigned int i, n = 0;
+	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
-		if (lruopt_features[i]->supported)
-			for (fn = lruopt_features[i]->funcs; fn->old_name; fn++)
-				n++;
+	for (fn = lruopt_func_next(NULL, &i); fn; fn = lruopt_func_next(fn, &i))
+		n++;
 	/* klp_func carries core-private state: give it a zeroed copy */
 	lruopt_funcs = kcalloc(n + 1, sizeof(*lruopt_funcs), GFP_KERNEL);
 	if (!lruopt_funcs)
 		return -ENOMEM;
 	n = 0;
-	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
-		if (!lruopt_features[i]->supported)
-			continue;
-		for (fn = lruopt_features[i]->funcs; fn->old_name; fn++) {
-			lruopt_funcs[n].old_name = fn->old_name;
-			lruopt_funcs[n].new_func = fn->new_func;
-			if (fault_target && !strcmp(fault_target, fn->old_name)) {
-				lruopt_fault_name = kasprintf(GFP_KERNEL,
-							      "%s_lruopt_fault",
-							      fn->old_name);
-				if (!lruopt_fault_name)
-					goto nomem;
-				lruopt_funcs[n].old_name = lruopt_fault_name;
-			}
-			n++;
-		}
+	for (fn = lruopt_func_next(NULL, &i); fn; fn = lruopt_func_next(fn, &i)) {
+		lruopt_funcs[n].old_name = fn->old_name;
+		lruopt_funcs[n].new_func = fn->new_func;
+		n++;
 	}
-	if (fault_target && !lruopt_fault_name) {
-		pr_err("fault_target=%s is not one of this kernel's targets\n",
-		       fault_target);
+	ret = lruopt_apply_fault(lruopt_funcs);
+	if (ret) {
 		lruopt_free_patch();
-		return -EINVAL;
+		return ret;
 	}
 	lruopt_objs[0].funcs = lruopt_funcs;	/* .name NULL: vmlinux */
 	return 0;
-nomem:
-	lruopt_free_patch();
-	return -ENOMEM;
 }
 
 /*
