@@ -22,6 +22,7 @@
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
 #   make check-rt             the PREEMPT_RT refusal test (Debian's RT kernel)
+#   make check-deb            the Debian package: build, lintian, install, purge
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #
 # Each kernel gets its own build directory, build/<kver>/, holding symlinks
@@ -62,7 +63,7 @@ ifneq ($(UTS_VERSION),)
 BTF_SRC += --uts-version "$(UTS_VERSION)"
 endif
 
-.PHONY: all module check check-bpf stress matrix demo deps clean style sparse help
+.PHONY: all module check check-bpf check-deb stress matrix demo deps clean style sparse help
 
 all: module
 ifeq ($(KVER),$(RUNNING))
@@ -303,6 +304,11 @@ deb:
 # Debian's PREEMPT_RT kernel: lruopt builds for it and must refuse to load.
 check-rt:
 	scripts/check-rt
+
+# The Debian package on this machine: make deb, lintian, apt install, dkms
+# status for both stock kernels, purge leaves nothing (scripts/check-deb).
+check-deb:
+	scripts/check-deb
 
 # A KASAN/PROVE_LOCKING/DEBUG_VM/KMEMLEAK 6.1 kernel from linux-source-6.1,
 # installed so that "make KVER=$$(scripts/build-debug-kernel --release)",
