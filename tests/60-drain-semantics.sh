@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 60-drain-semantics: what a drain guarantees, checked per CPU through the
 # workqueue trace events and lruopt's counters.
 #  1. A helper pinned to CPU K leaves 8 faulted pages in K's LRU batch and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 61-drain-coalesce: drain/coalesce_us.  A hint caller (compaction,
 # MADV_COLLAPSE) arriving within coalesce_us after the end of a *full* drain
 # returns at once (counted coalesced); a strict caller (memfd seal) never

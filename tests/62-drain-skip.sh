@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 62-drain-skip: drain/skip_cpus.  Hint callers leave a listed CPU that
 # has pending pages alone: no work is queued there, its folios stay batched
 # (skipped_cpus, deferred, partial_drains); strict callers (memfd seals)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 63-drain-rthog: the headline case.  A SCHED_FIFO task pinned to CPU 1
 # keeps faulting new pages (CPU 1 nearly always has pending batches) under
 # default RT throttling (sched_rt_runtime_us=950000 of 1000000).  From CPU 0,

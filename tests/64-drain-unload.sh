@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 64-drain-unload: disable the patch and rmmod while an RT hog on CPU 1
 # keeps lruopt's timed-out drain work queued there and drains keep being
 # triggered from CPU 0.  The module must go away (its exit cancels or waits

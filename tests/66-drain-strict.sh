@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 66-drain-strict: correctness-class callers are never relaxed.  With every
 # knob set (timeout_us, skip_cpus = all other CPUs, coalesce_us,
 # skip_isolated) and an RT hog on CPU 1, memfd seals (memfd_wait_for_pins():

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 80-memcg-auto: the patch_memcg module parameter (auto, the default | 1 | 0).
 # Replacing lock_page_memcg() costs every page map/unmap an ftrace
 # redirection and can only gain while charges move between cgroup-v1 memcgs,
@@ -122,14 +123,25 @@ fi
 # The v2-only state this kernel booted in.  An earlier test in this boot
 # may have bound the controller to a v1 hierarchy: unmount it and wait for
 # the kernel to destroy the hierarchy (asynchronous, after its last group).
+# v2_only: the memory controller back on the default hierarchy.  A v1
+# hierarchy outlives its umount while dying memcgs of earlier tests (the
+# munlock tests' memcg scenario, 70-*) still exist, and those live as long
+# as pages are charged to them: drop the clean page cache and reclaimable
+# slab until they are released, for at most 30 s.
 v2_only() {
 	local i=0
 	memcg_v1_umount || return 1
 	while [ "$(memcg_hierarchy)" != 0 ]; do
-		[ $i -ge 100 ] && { echo "memory still on hierarchy $(memcg_hierarchy) after 10 s"; return 1; }
-		sleep 0.1
+		if [ $i -ge 60 ]; then
+			echo "memory still on hierarchy $(memcg_hierarchy) after 30 s of dropping caches ($(awk '$1 == "memory"' /proc/cgroups))"
+			return 1
+		fi
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 0.5
 		i=$((i + 1))
 	done
+	[ $i -eq 0 ] || echo "released after $i rounds of drop_caches"
 	grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || { echo "cgroup2 is not mounted on /sys/fs/cgroup"; return 1; }
 	echo "memory controller on hierarchy 0 (cgroup v2); cgroup2 at /sys/fs/cgroup"
 }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 80-memcg-ksyms: every unexported symbol the module reaches through a
 # livepatch relocation (.klp.sym.vmlinux.NAME,0) is unique in this kernel's
 # kallsyms.  sympos 0 means "the only one": livepatch refuses the patch if

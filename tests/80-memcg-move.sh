@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 80-memcg-move: page-state accounting stays exact while a process that maps,
 # faults, dirties, writes back and unmaps a shared file is moved back and
 # forth between two cgroup-v1 memory groups with move_charge_at_immigrate=3

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 80-memcg-reload: load and unload lruopt (patch and unpatch transitions of
 # folio_memcg_lock/unlock) while a process is being moved between two
 # cgroup-v1 memory groups with charge moving on, and while it keeps

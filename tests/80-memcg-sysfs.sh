@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # 80-memcg-sysfs: the memcg feature's switch and counters per kernel.
 #   6.1:  supported=1, enabled=1 after load, 0/1 writable; counters count:
 #         fast while on, stock while off (dirtying a file on ext4 calls

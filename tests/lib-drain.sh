@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # lib-drain.sh - helpers of the drain tests (tests/6?-drain-*.sh,
 # tests/iso/65-drain-isolated.sh).  Source after lib.sh.
 #

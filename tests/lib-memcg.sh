@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # lib-memcg.sh - helpers for the memcg tests (80-memcg-*.sh) and the memcg
 # benchmark (tests/bench/memcg-bench.sh).  Source after /tests/lib.sh.
 #
