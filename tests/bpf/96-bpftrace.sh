@@ -177,7 +177,7 @@ bt_ended() {
 # bt_kill_all PHASE: end every tool still running (error paths)
 bt_kill_all() {
 	local t l=""
-	for t in $TOOLS; do
+	for t in $TOOLS lruoptdrain; do
 		[ -n "$(bt_pid "$t")" ] && l="$l $t"
 	done
 	[ -n "$l" ] && bt_stop_all "$1" $l
@@ -234,7 +234,8 @@ expect() {
 snap() {
 	local f v
 	for f in drain/stats/calls drain/stats/cpus_queued drain/stats/inline_drains \
-		drain/stats/stock munlock/stats/pages munlock/stats/lock_acquisitions \
+		drain/stats/stock drain/stats/cpus_shared drain/stats/deferred \
+		drain/stats/full_drains drain/stats/partial_drains munlock/stats/pages munlock/stats/lock_acquisitions \
 		munlock/stats/fallbacks memcg/stats/fast memcg/stats/slow \
 		memcg/stats/retries memcg/stats/stock; do
 		v=$(cat "$LO/$f" 2>/dev/null || echo 0)
@@ -342,6 +343,29 @@ check_drain() {
 	fi
 }
 
+# check_lruoptdrain PHASE: lruoptdrain.bt's sums equal the drain counters
+check_lruoptdrain() {
+	local ph=$1 o calls
+	o=$(bt_out lruoptdrain "$ph")
+	calls=$(btv "$o" @calls)
+	diag "$ph: lruoptdrain.bt: calls $calls, queued $(btv "$o" @queued), inline $(btv "$o" @inline), deferred $(btv "$o" @deferred)"
+	expect "$ph: lruoptdrain.bt: calls == drain/stats calls - stock" "$(num "$calls")" -eq \
+		$(($(delta drain/stats/calls) - $(delta drain/stats/stock))) "$(cat "$o")"
+	expect "$ph: lruoptdrain.bt: queued == cpus_queued + cpus_shared" "$(num "$(btv "$o" @queued)")" -eq \
+		$(($(delta drain/stats/cpus_queued) + $(delta drain/stats/cpus_shared)))
+	expect "$ph: lruoptdrain.bt: inline == inline_drains" "$(num "$(btv "$o" @inline)")" -eq \
+		"$(delta drain/stats/inline_drains)"
+	expect "$ph: lruoptdrain.bt: deferred == deferred" "$(num "$(btv "$o" @deferred)")" -eq \
+		"$(delta drain/stats/deferred)"
+	expect "$ph: lruoptdrain.bt: full results == full_drains" \
+		"$(btsum "$o" "@results[strict, full" | awk -v h="$(btsum "$o" "@results[hint, full")" '{ print $1 + h }')" \
+		-eq "$(delta drain/stats/full_drains)"
+	expect "$ph: lruoptdrain.bt: calls from sysctl_compaction_handler >= $NDRAIN writes, class hint" \
+		"$(num "$(btv "$o" "@callers[sysctl_compaction_handler]")")" -ge "$NDRAIN"
+	expect "$ph: lruoptdrain.bt: hint results counted" \
+		"$(btsum "$o" "@results[hint, ")" -ge "$NDRAIN"
+}
+
 check_mlock() {
 	local ph=$1 o1 o2 k m pm lk pk
 	o1=$(bt_out mlockwalk "$ph")
@@ -428,10 +452,14 @@ check_memcg() {
 # ------------------------------------------------------------------ a phase
 
 run_phase() {
-	local ph=$1 t ok=1 t0
+	local ph=$1 t ok=1 t0 tools=$TOOLS tp=0 stop="drainers drainlat lrulock mlockwalk"
 	t0=$(now)
-	for t in $TOOLS; do bt_start "$t" "$ph"; done
-	for t in $TOOLS; do
+	# lruoptdrain.bt needs the lruopt:drain tracepoint (lruopt loaded, 6.12)
+	if [ "$ph" = lruopt ] && [ -d /sys/kernel/tracing/events/lruopt/drain ]; then
+		tp=1 tools="$tools lruoptdrain" stop="$stop lruoptdrain"
+	fi
+	for t in $tools; do bt_start "$t" "$ph"; done
+	for t in $tools; do
 		check "$ph: $t.bt started" bt_wait_ready "$t" "$ph" || ok=0
 	done
 	diag "$ph: all tools attached $(elapsed_since "$t0")s after start"
@@ -444,12 +472,28 @@ run_phase() {
 	check "$ph: drain workload" drain_workload
 	check "$ph: mlock workload" mlock_workload
 	snap after
-	bt_stop_all "$ph" drainers drainlat lrulock mlockwalk
-	diag "$ph: 4 tools stopped in ${BT_STOP_SECS}s"
-	for t in drainers drainlat lrulock mlockwalk; do
+	# shellcheck disable=SC2086
+	bt_stop_all "$ph" $stop
+	diag "$ph: $(echo $stop | wc -w) tools stopped in ${BT_STOP_SECS}s"
+	for t in $stop; do
 		check "$ph: $t.bt ends on SIGINT with its summary" bt_ended "$t" "$ph"
 	done
 	check_drain "$ph"
+	if [ $tp = 1 ]; then
+		check_lruoptdrain "$ph"
+	elif [ "$ph" = lruopt ]; then
+		skip "$ph: lruoptdrain.bt" "no lruopt:drain tracepoint on this kernel (6.1: livepatch modules get no trace events before v6.3)"
+	else
+		# Without lruopt it must refuse to start, saying why.
+		if out=$(timeout 300 bpftrace "$BTDIR/lruoptdrain.bt" 2>&1); then
+			fail "$ph: lruoptdrain.bt refuses to start without the lruopt:drain tracepoint" "it ran: $out"
+		elif echo "$out" | grep -q 'lruopt'; then
+			pass "$ph: lruoptdrain.bt refuses to start without the lruopt:drain tracepoint"
+			diag "$(echo "$out" | head -n 3)"
+		else
+			fail "$ph: lruoptdrain.bt refuses to start without the lruopt:drain tracepoint" "$out"
+		fi
+	fi
 	check_mlock "$ph"
 
 	if [ "$(memcg_expected_supported)" = 1 ]; then
@@ -472,7 +516,7 @@ run_phase() {
 	fi
 	check_memcg "$ph"
 	# The outputs, for the log (blank lines dropped)
-	for t in $TOOLS; do
+	for t in $tools; do
 		diag "---- $ph: bpftrace $t.bt:"
 		diag "$(grep -v '^ *$' "$(bt_out "$t" "$ph")")"
 	done
@@ -484,7 +528,7 @@ run_phase() {
 if ! check "bpftrace runs: $(bpftrace --version 2>&1)" bpftrace --version; then
 	exit 1
 fi
-for t in $TOOLS; do
+for t in $TOOLS lruoptdrain; do
 	check "$BTDIR/$t.bt present" test -s "$BTDIR/$t.bt" || exit 1
 done
 
