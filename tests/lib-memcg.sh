@@ -13,7 +13,7 @@
 #     insmod, so sourcing this file mounts it (memcg_v1_auto, at the end)
 #     on a kernel with charge moving: every later load in the test then
 #     patches the memcg lock.  MCG_NO_AUTOMOUNT=1 before sourcing opts out
-#     (80-memcg-auto, which tests the v2 case itself).
+#     (12-memcg-auto, which tests the v2 case itself).
 #   - groups $MCG_A and $MCG_B with memory.move_charge_at_immigrate=3.
 #   - an ext4 filesystem on a brd RAM disk at $MCG_FS, so that dirty and
 #     writeback are the real block-device writeback paths: on tmpfs a page

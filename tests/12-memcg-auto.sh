@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# 80-memcg-auto: the patch_memcg module parameter (auto, the default | 1 | 0).
+# 12-memcg-auto: the patch_memcg module parameter (auto, the default | 1 | 0).
 # Replacing lock_page_memcg() costs every page map/unmap an ftrace
 # redirection and can only gain while charges move between cgroup-v1 memcgs,
 # so by default the memcg functions go into the livepatch only if the memory
@@ -17,11 +17,15 @@
 #        applicable" line.
 #   Both: a bad value fails insmod with EINVAL and one kernel line naming
 #        the parameter; nothing stays loaded.
+# Runs early (12-), before any test binds the memory controller to a v1
+# hierarchy: once bound, dying memcgs of that hierarchy can keep it alive
+# for the rest of the boot (charges no drop_caches frees: seen after the
+# munlock tests' memcg scenario on 6.1), and the v2 half needs it unbound.
 # lruopt-timeout: 900
 MCG_NO_AUTOMOUNT=1
 . /tests/lib.sh
 . /tests/lib-memcg.sh
-dmesg_mark "80-memcg-auto"
+dmesg_mark "12-memcg-auto"
 ensure_unloaded || exit 1
 
 MEMCG_FUNCS="folio_memcg_lock folio_memcg_unlock lock_page_memcg unlock_page_memcg"
@@ -52,7 +56,7 @@ ALL=$(echo $MEMCG_FUNCS | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')
 # line for this load, matching REASON_RE.
 expect_load() {
 	local name=$1 params=$2 in=$3 re=$4 lines exp_p exp_t
-	dmesg_mark "80-memcg-auto $name"
+	dmesg_mark "12-memcg-auto $name"
 	check "$name: load lruopt ${params:-(no parameters)}" load_lruopt $params || return 1
 	if [ "$in" = 1 ]; then exp_p=$ALL; else exp_p=""; fi
 	assert_eq "$name: patch_memcg parameter reads" "$(echo "${params:-patch_memcg=auto}" | sed 's/.*patch_memcg=//')" \
@@ -85,7 +89,7 @@ expect_load() {
 # line may appear twice, identical); nothing is left loaded.
 expect_bad() {
 	local v=$1 out rc lines
-	dmesg_mark "80-memcg-auto bad '$v'"
+	dmesg_mark "12-memcg-auto bad '$v'"
 	out=$(insmod "$KO" $LRUOPT_KO_PARAMS "patch_memcg=$v" 2>&1)
 	rc=$?
 	if [ $rc = 0 ]; then
@@ -124,13 +128,23 @@ fi
 # may have bound the controller to a v1 hierarchy: unmount it and wait for
 # the kernel to destroy the hierarchy (asynchronous, after its last group).
 # v2_only: the memory controller back on the default hierarchy.  A v1
-# hierarchy outlives its umount while dying memcgs of earlier tests (the
-# munlock tests' memcg scenario, 70-*) still exist, and those live as long
-# as pages are charged to them: drop the clean page cache and reclaimable
-# slab until they are released, for at most 30 s.
+# hierarchy outlives its umount while it has cgroups: groups an earlier
+# test (the munlock tests' memcg scenario, 70-*) left behind, and dying
+# memcgs, which live as long as pages are charged to them.  So: mount the
+# hierarchy once more, remove every group left in it, unmount, and drop
+# the clean page cache and reclaimable slab until it is released (30 s at
+# most).
 v2_only() {
-	local i=0
+	local i=0 sweep=/mnt/memcg-sweep
 	memcg_v1_umount || return 1
+	if [ "$(memcg_hierarchy)" != 0 ]; then
+		mkdir -p $sweep
+		if mount -t cgroup -o memory none $sweep; then
+			echo "left in the v1 hierarchy: $(find $sweep -mindepth 1 -type d | tr '\n' ' ')"
+			find $sweep -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+			umount $sweep
+		fi
+	fi
 	while [ "$(memcg_hierarchy)" != 0 ]; do
 		if [ $i -ge 60 ]; then
 			echo "memory still on hierarchy $(memcg_hierarchy) after 30 s of dropping caches ($(awk '$1 == "memory"' /proc/cgroups))"
