@@ -33,11 +33,6 @@ MCG_KEYS="mapped_file dirty writeback"
 # What must be back to 0 once the workload is gone and its fs unmounted.
 MCG_ALL_KEYS="cache rss rss_huge shmem mapped_file dirty writeback inactive_anon active_anon inactive_file active_file unevictable"
 
-# skip NAME REASON: an "ok ... # SKIP" TAP result (counted as passed).
-skip() {
-	pass "$1 # SKIP $2"
-}
-
 # memcg_v1_mounted: the v1 memory hierarchy is mounted at $MCG_V1
 memcg_v1_mounted() {
 	awk -v d="$MCG_V1" '$2 == d && $3 == "cgroup" { f = 1 } END { exit !f }' /proc/mounts
