@@ -360,10 +360,13 @@ check_lruoptdrain() {
 	expect "$ph: lruoptdrain.bt: full results == full_drains" \
 		"$(($(btsum "$o" "@results[0, 0]") + $(btsum "$o" "@results[1, 0]")))" \
 		-eq "$(delta drain/stats/full_drains)"
-	expect "$ph: lruoptdrain.bt: calls from sysctl_compaction_handler >= $NDRAIN writes, class hint" \
-		"$(num "$(btv "$o" "@callers[sysctl_compaction_handler]")")" -ge "$NDRAIN"
-	expect "$ph: lruoptdrain.bt: hint results counted" \
-		"$(btsum "$o" "@results[1, ")" -ge "$NDRAIN"
+	# drainlat.bt's kretprobe on lru_add_drain_all() replaces the return
+	# address lruopt classifies by with the rethook trampoline's: while it
+	# runs, every call is strict (the safe side; docs/observability.md).
+	expect "$ph: lruoptdrain.bt: the $NDRAIN compactions and the others seen (calls by caller)" \
+		"$(btsum "$o" "@callers[")" -ge "$NDRAIN"
+	expect "$ph: lruoptdrain.bt: under drainlat.bt's kretprobe no call is classed hint (fail-safe)" \
+		"$(btsum "$o" "@results[1, ")" -eq 0 "$(cat "$o")"
 }
 
 check_mlock() {
