@@ -358,6 +358,16 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 					      LRUOPT_DRAIN_FULL;
 }
 
+/* A count kept both globally (stats/) and in the call's site row. */
+static void drain_count_both(struct drain_site s, unsigned int g,
+			     enum drain_site_stat i, u64 n)
+{
+	if (!n)
+		return;
+	lruopt_count(&drain_stats, g, n);
+	drain_site_count(s, i, n);
+}
+
 /*
  * The one place a call is counted: the global stats/, its call-site row
  * and the lruopt:drain event, so that the three always agree.
@@ -374,36 +384,25 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 		lruopt_count(g, DS_STOCK, 1);
 		break;
 	case LRUOPT_DRAIN_COALESCED:
-		lruopt_count(g, DS_COALESCED, 1);
-		drain_site_count(s, SS_COALESCED, 1);
+		drain_count_both(s, DS_COALESCED, SS_COALESCED, 1);
 		break;
 	case LRUOPT_DRAIN_FULL:
 	case LRUOPT_DRAIN_PARTIAL:
-		lruopt_count(g, res == LRUOPT_DRAIN_FULL ? DS_FULL : DS_PARTIAL, 1);
-		drain_site_count(s, res == LRUOPT_DRAIN_FULL ? SS_FULL : SS_PARTIAL, 1);
+		if (res == LRUOPT_DRAIN_FULL)
+			drain_count_both(s, DS_FULL, SS_FULL, 1);
+		else
+			drain_count_both(s, DS_PARTIAL, SS_PARTIAL, 1);
 		lruopt_count(g, DS_SKIPPED_EMPTY, dc->empty);
 		if (dc->queued)
 			lruopt_count(g, DS_CPUS_QUEUED, dc->queued);
 		if (dc->shared)
 			lruopt_count(g, DS_CPUS_SHARED, dc->shared);
+		drain_count_both(s, DS_INLINE, SS_INLINE, dc->inline_drain);
+		drain_count_both(s, DS_SKIPPED_CPUS, SS_SKIPPED, dc->skipped);
+		drain_count_both(s, DS_DEFERRED, SS_DEFERRED, dc->deferred);
+		drain_count_both(s, DS_TIMEOUTS, SS_TIMED_OUT, dc->timed_out);
 		if (dc->queued + dc->shared)
 			drain_site_count(s, SS_QUEUED, dc->queued + dc->shared);
-		if (dc->inline_drain) {
-			lruopt_count(g, DS_INLINE, 1);
-			drain_site_count(s, SS_INLINE, 1);
-		}
-		if (dc->skipped) {
-			lruopt_count(g, DS_SKIPPED_CPUS, dc->skipped);
-			drain_site_count(s, SS_SKIPPED, dc->skipped);
-		}
-		if (dc->deferred) {
-			lruopt_count(g, DS_DEFERRED, dc->deferred);
-			drain_site_count(s, SS_DEFERRED, dc->deferred);
-		}
-		if (dc->timed_out) {
-			lruopt_count(g, DS_TIMEOUTS, dc->timed_out);
-			drain_site_count(s, SS_TIMED_OUT, dc->timed_out);
-		}
 		if (dc->t0) {
 			lruopt_count(g, DS_WAIT_TOTAL, dc->wait_ns);
 			lruopt_count_max(g, DS_WAIT_MAX, dc->wait_ns);
