@@ -21,7 +21,7 @@
 #   make install / uninstall  host install into /lib/modules/KVER/updates/
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
-#   make check-rt             the PREEMPT_RT refusal test (Debian's RT kernel)
+#   make check-rt             make check on the two PREEMPT_RT kernels only
 #   make check-deb            the Debian package: build, lintian, install, purge
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #
@@ -45,6 +45,18 @@ BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \
 	move_charge_struct
 # Unexported plain data symbols that BTF cannot vouch for (see klp-convert).
 KLP_DATA := mm_percpu_wq,mc,huge_zero_pfn,huge_zero_folio
+# Unexported functions whose address the code may take: mm/swap.c's move
+# functions (6.1 names, then 6.12 names), handed to folio_batch_move_lru() by
+# the PREEMPT_RT remote drain; lruopt_drain.c checks their ENDBR64 at load
+# (folio_batch_move_lru: only read, by that check's testing-only fault).
+KLP_ADDR_OK := folio_batch_move_lru \
+	lru_add_fn lru_move_tail_fn lru_deactivate_file_fn \
+	lru_deactivate_fn lru_lazyfree_fn folio_activate_fn \
+	lru_add lru_move_tail lru_deactivate_file lru_deactivate lru_lazyfree \
+	lru_activate
+empty :=
+space := $(empty) $(empty)
+comma := ,
 
 # Where the target kernel's BTF comes from: the running kernel's sysfs copy,
 # else the installed image.  Override with BTF=<file> and UTS_VERSION=<str>.
@@ -106,7 +118,8 @@ module:
 				" (klp-convert checks and converts each), and no module BTF" \
 				" is made (the headers ship no vmlinux; lruopt needs none)" }'
 	python3 scripts/klp-convert --symvers $(KDIR)/Module.symvers \
-		--ksyms $(B)/ksyms.txt --data $(KLP_DATA) --list $(B)/lruopt.ko
+		--ksyms $(B)/ksyms.txt --data $(KLP_DATA) \
+		--addr-ok $(subst $(space),$(comma),$(strip $(KLP_ADDR_OK))) --list $(B)/lruopt.ko
 
 $(B):
 	mkdir -p $@

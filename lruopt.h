@@ -42,6 +42,9 @@ struct lruopt_counters {
  * @counters: the feature's stats/ files, may be NULL
  * @init: allocate state; runs before the patch is enabled, so it must not
  *        touch any unexported kernel symbol (they are resolved later)
+ * @bound: may be NULL; runs once klp_enable_patch() has written the
+ *         livepatch relocations, the first point where unexported symbols
+ *         may be read; cannot fail (init must not fail after that point)
  * @exit: free state; runs after the patch is gone
  * @kobj: the feature's directory (private to lruopt_main.c)
  * @enabled_param: @enabled was given as a module parameter (lruopt_main.c)
@@ -54,6 +57,7 @@ struct lruopt_feature {
 	struct attribute **attrs;
 	struct lruopt_counters *counters;
 	int (*init)(void);
+	void (*bound)(void);
 	void (*exit)(void);
 	struct kobject *kobj;
 	bool enabled_param;
@@ -134,5 +138,6 @@ extern const struct kernel_param_ops lruopt_bool_param_ops;
 
 int lruopt_parse_bool(const char *buf, size_t count, bool *res);
 ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
+bool lruopt_fault_is(const char *what);
 
 #endif /* _LRUOPT_H */

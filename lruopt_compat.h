@@ -45,6 +45,15 @@ void invalidate_bh_lrus_cpu(void);
 void mlock_folio(struct folio *folio);
 
 /*
+ * mm/swap.c's batch loop and the type of its move functions (the same on
+ * both lines).  Called only by the PREEMPT_RT remote drain, with the
+ * kernel's own move functions: folio_batch_move_lru() compares move_fn with
+ * the address of lru_add[_fn] to decide whether folios were on an LRU.
+ */
+typedef void (*lruopt_move_fn_t)(struct lruvec *lruvec, struct folio *folio);
+void folio_batch_move_lru(struct folio_batch *fbatch, lruopt_move_fn_t move_fn);
+
+/*
  * A mirror of a private structure is checked against the target kernel's
  * BTF: LRUOPT_MIRROR_SIZE(s) for struct lruopt_<s> as a whole and
  * LRUOPT_MIRROR(s, m) for the offset of each member, after the model of
@@ -98,11 +107,122 @@ DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 #define LRUOPT_HAVE_MODULE_TRACEPOINTS 1
 
 LRUOPT_MIRROR(cpu_fbatches, lru_activate);
+LRUOPT_MIRROR(cpu_fbatches, lock_irq);
 LRUOPT_MIRROR(cpu_fbatches, lru_move_tail);
+
+/* mm/mlock.c */
+struct lruopt_mlock_fbatch {
+	local_lock_t lock;
+	struct folio_batch fbatch;
+};
+
+LRUOPT_MIRROR_SIZE(mlock_fbatch);
+LRUOPT_MIRROR(mlock_fbatch, fbatch);
+DECLARE_PER_CPU(struct lruopt_mlock_fbatch, mlock_fbatch);
 
 bool need_mlock_drain(int cpu);
 void mlock_drain_local(void);
 void munlock_folio(struct folio *folio);
+void mlock_folio_batch(struct folio_batch *fbatch);
+
+/* mm/swap.c's move functions (6.12 dropped the _fn suffix). */
+void lru_add(struct lruvec *lruvec, struct folio *folio);
+void lru_move_tail(struct lruvec *lruvec, struct folio *folio);
+void lru_deactivate_file(struct lruvec *lruvec, struct folio *folio);
+void lru_deactivate(struct lruvec *lruvec, struct folio *folio);
+void lru_lazyfree(struct lruvec *lruvec, struct folio *folio);
+void lru_activate(struct lruvec *lruvec, struct folio *folio);
+
+/*
+ * The per-CPU locks of one CPU's LRU batches, one "remote group" each, for
+ * the PREEMPT_RT remote drain (lruopt_drain.c): cpu_fbatches.lock guards
+ * the five lists before lock_irq, lock_irq the rotate list
+ * (__folio_batch_add_and_move() picks the lock by that offset), and
+ * mlock_fbatch.lock the mlock batch.
+ */
+enum { LRUOPT_RG_FBATCHES, LRUOPT_RG_MOVE_TAIL, LRUOPT_RG_MLOCK, LRUOPT_RG_NR };
+
+static inline local_lock_t *lruopt_remote_lock_of(unsigned int cpu,
+						  unsigned int g)
+{
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		return &per_cpu(cpu_fbatches.lock, cpu);
+	case LRUOPT_RG_MOVE_TAIL:
+		return &per_cpu(cpu_fbatches.lock_irq, cpu);
+	default:
+		return &per_cpu(mlock_fbatch.lock, cpu);
+	}
+}
+
+/* Lockless peek, as cpu_needs_drain(): is group @g of @cpu worth locking? */
+static inline bool lruopt_remote_pending(unsigned int cpu, unsigned int g)
+{
+	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
+
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		return folio_batch_count(&fb->lru_add) ||
+		       folio_batch_count(&fb->lru_deactivate_file) ||
+		       folio_batch_count(&fb->lru_deactivate) ||
+		       folio_batch_count(&fb->lru_lazyfree) ||
+		       folio_batch_count(&fb->lru_activate);
+	case LRUOPT_RG_MOVE_TAIL:
+		/* irq-locked by its owner: racy peek, as cpu_needs_drain() */
+		return data_race(folio_batch_count(&fb->lru_move_tail));
+	default:
+		return need_mlock_drain(cpu);
+	}
+}
+
+static inline void lruopt_move_batch(struct folio_batch *fbatch,
+				     lruopt_move_fn_t move_fn)
+{
+	if (folio_batch_count(fbatch))
+		folio_batch_move_lru(fbatch, move_fn);
+}
+
+/*
+ * Drain group @g of @cpu, whose lock the caller holds: what
+ * lru_add_drain_cpu() and mlock_drain_local() do for those batches, in the
+ * same order, with the same functions.
+ */
+static inline void lruopt_remote_drain_group(unsigned int cpu, unsigned int g)
+{
+	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
+	struct folio_batch *mb = &per_cpu(mlock_fbatch.fbatch, cpu);
+
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		lruopt_move_batch(&fb->lru_add, lru_add);
+		lruopt_move_batch(&fb->lru_deactivate_file,
+				  lru_deactivate_file);
+		lruopt_move_batch(&fb->lru_deactivate, lru_deactivate);
+		lruopt_move_batch(&fb->lru_lazyfree, lru_lazyfree);
+		lruopt_move_batch(&fb->lru_activate, lru_activate);
+		break;
+	case LRUOPT_RG_MOVE_TAIL:
+		lruopt_move_batch(&fb->lru_move_tail, lru_move_tail);
+		break;
+	default:
+		if (folio_batch_count(mb))
+			mlock_folio_batch(mb);
+		break;
+	}
+}
+
+/*
+ * The move functions the remote drain hands to folio_batch_move_lru(),
+ * which calls them indirectly: each must start with ENDBR64 on an IBT
+ * kernel (docs/rt-design.md, section 2).  A chain of @ok(fn) tests, not
+ * an array: an initialised array of function addresses would be data
+ * that klp-convert refuses to relocate.
+ */
+static inline bool lruopt_remote_move_fns_all(bool (*ok)(void *fn))
+{
+	return ok(lru_add) && ok(lru_move_tail) && ok(lru_deactivate_file) &&
+	       ok(lru_deactivate) && ok(lru_lazyfree) && ok(lru_activate);
+}
 
 static inline void lruopt_mlock_drain_local(void)
 {
@@ -164,9 +284,118 @@ DECLARE_PER_CPU(struct lruopt_lru_rotate, lru_rotate);
 
 LRUOPT_MIRROR(cpu_fbatches, activate);
 
+/* mm/mlock.c: pages whose low pointer bits say what to do with them */
+struct lruopt_mlock_pvec {
+	local_lock_t lock;
+	struct pagevec vec;
+};
+
+LRUOPT_MIRROR_SIZE(mlock_pvec);
+LRUOPT_MIRROR(mlock_pvec, vec);
+DECLARE_PER_CPU(struct lruopt_mlock_pvec, mlock_pvec);
+
 bool need_mlock_page_drain(int cpu);
 void mlock_page_drain_local(void);
 void munlock_page(struct page *page);
+void mlock_pagevec(struct pagevec *pvec);
+
+/* mm/swap.c's move functions. */
+void lru_add_fn(struct lruvec *lruvec, struct folio *folio);
+void lru_move_tail_fn(struct lruvec *lruvec, struct folio *folio);
+void lru_deactivate_file_fn(struct lruvec *lruvec, struct folio *folio);
+void lru_deactivate_fn(struct lruvec *lruvec, struct folio *folio);
+void lru_lazyfree_fn(struct lruvec *lruvec, struct folio *folio);
+void folio_activate_fn(struct lruvec *lruvec, struct folio *folio);
+
+/*
+ * The per-CPU locks of one CPU's LRU batches, one "remote group" each, for
+ * the PREEMPT_RT remote drain (lruopt_drain.c): cpu_fbatches.lock guards
+ * its five lists, lru_rotate.lock the rotate list, mlock_pvec.lock the
+ * mlock pagevec.
+ */
+enum { LRUOPT_RG_FBATCHES, LRUOPT_RG_MOVE_TAIL, LRUOPT_RG_MLOCK, LRUOPT_RG_NR };
+
+static inline local_lock_t *lruopt_remote_lock_of(unsigned int cpu,
+						  unsigned int g)
+{
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		return &per_cpu(cpu_fbatches.lock, cpu);
+	case LRUOPT_RG_MOVE_TAIL:
+		return &per_cpu(lru_rotate.lock, cpu);
+	default:
+		return &per_cpu(mlock_pvec.lock, cpu);
+	}
+}
+
+/* Lockless peek, as cpu_needs_drain(): is group @g of @cpu worth locking? */
+static inline bool lruopt_remote_pending(unsigned int cpu, unsigned int g)
+{
+	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
+
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		return folio_batch_count(&fb->lru_add) ||
+		       folio_batch_count(&fb->lru_deactivate_file) ||
+		       folio_batch_count(&fb->lru_deactivate) ||
+		       folio_batch_count(&fb->lru_lazyfree) ||
+		       folio_batch_count(&fb->activate);
+	case LRUOPT_RG_MOVE_TAIL:
+		/* irq-locked by its owner: racy peek, as cpu_needs_drain() */
+		return data_race(folio_batch_count(&per_cpu(lru_rotate.fbatch,
+							    cpu)));
+	default:
+		return need_mlock_page_drain(cpu);
+	}
+}
+
+static inline void lruopt_move_batch(struct folio_batch *fbatch,
+				     lruopt_move_fn_t move_fn)
+{
+	if (folio_batch_count(fbatch))
+		folio_batch_move_lru(fbatch, move_fn);
+}
+
+/*
+ * Drain group @g of @cpu, whose lock the caller holds: what
+ * lru_add_drain_cpu() (with folio_activate_drain()) and
+ * mlock_page_drain_local() do for those batches, with the same functions.
+ */
+static inline void lruopt_remote_drain_group(unsigned int cpu, unsigned int g)
+{
+	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
+	struct pagevec *pv = &per_cpu(mlock_pvec.vec, cpu);
+
+	switch (g) {
+	case LRUOPT_RG_FBATCHES:
+		lruopt_move_batch(&fb->lru_add, lru_add_fn);
+		lruopt_move_batch(&fb->lru_deactivate_file,
+				  lru_deactivate_file_fn);
+		lruopt_move_batch(&fb->lru_deactivate, lru_deactivate_fn);
+		lruopt_move_batch(&fb->lru_lazyfree, lru_lazyfree_fn);
+		lruopt_move_batch(&fb->activate, folio_activate_fn);
+		break;
+	case LRUOPT_RG_MOVE_TAIL:
+		lruopt_move_batch(&per_cpu(lru_rotate.fbatch, cpu),
+				  lru_move_tail_fn);
+		break;
+	default:
+		if (pagevec_count(pv))
+			mlock_pagevec(pv);
+		break;
+	}
+}
+
+/*
+ * The move functions the remote drain hands to folio_batch_move_lru()
+ * (6.1 has no CONFIG_X86_KERNEL_IBT; listed for the same check anyway).
+ */
+static inline bool lruopt_remote_move_fns_all(bool (*ok)(void *fn))
+{
+	return ok(lru_add_fn) && ok(lru_move_tail_fn) &&
+	       ok(lru_deactivate_file_fn) && ok(lru_deactivate_fn) &&
+	       ok(lru_lazyfree_fn) && ok(folio_activate_fn);
+}
 
 static inline void lruopt_mlock_drain_local(void)
 {
@@ -225,6 +454,45 @@ static inline void munlock_folio(struct folio *folio)
 
 #else
 #error "target kernel has neither mlock_pvec (6.1) nor mlock_fbatch (6.12)"
+#endif
+
+/*
+ * Remote draining needs a lock another CPU can take.  On PREEMPT_RT a
+ * local_lock_t *is* a per-CPU spinlock_t (rtmutex based, it sleeps and
+ * boosts; include/linux/local_lock_internal.h), and local_lock() is
+ * migrate_disable() + spin_lock(this_cpu_ptr()): taking another CPU's
+ * instance excludes that CPU's owner.  Elsewhere local_lock() only
+ * disables preemption or interrupts on the owner's CPU: nothing a remote
+ * CPU could take, so LRUOPT_REMOTE_GROUPS is 0 and the remote drain
+ * compiles away (no reference to a move function is left in the module).
+ */
+#ifdef CONFIG_PREEMPT_RT
+#define LRUOPT_REMOTE_GROUPS LRUOPT_RG_NR
+
+static inline bool lruopt_remote_lock(local_lock_t *lock, bool block)
+{
+	if (block) {
+		spin_lock(lock);
+		return true;
+	}
+	return spin_trylock(lock);
+}
+
+static inline void lruopt_remote_unlock(local_lock_t *lock)
+{
+	spin_unlock(lock);
+}
+#else
+#define LRUOPT_REMOTE_GROUPS 0
+
+static inline bool lruopt_remote_lock(local_lock_t *lock, bool block)
+{
+	return false;
+}
+
+static inline void lruopt_remote_unlock(local_lock_t *lock)
+{
+}
 #endif
 
 /*

@@ -29,6 +29,10 @@
  *    migration), any caller in a module and unknown callers always get a
  *    full, unbounded wait.
  *
+ * On PREEMPT_RT (drain/remote, default 1 there) a remote CPU is drained
+ * from the caller's CPU, under that CPU's own local locks, instead of by
+ * queued work: see "Remote drains" below.
+ *
  * With drain/enabled (or the master switch) at 0 the stock function runs:
  * __lru_add_drain_all(false), the kernel's own code, mutex and work items.
  *
@@ -65,11 +69,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/ktime.h>
 #include <linux/sched/isolation.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include "lruopt_drain.h"
 #include "lruopt_trace.h"
@@ -78,7 +84,7 @@ enum {
 	DS_CALLS, DS_STOCK, DS_FULL, DS_PARTIAL, DS_COALESCED,
 	DS_CPUS_QUEUED, DS_CPUS_SHARED, DS_INLINE, DS_SKIPPED_EMPTY,
 	DS_SKIPPED_CPUS, DS_TIMEOUTS, DS_FALLBACKS, DS_WAIT_TOTAL, DS_WAIT_MAX,
-	DS_DEFERRED,
+	DS_DEFERRED, DS_REMOTE, DS_REMOTE_BUSY,
 	DS_NR
 };
 
@@ -98,12 +104,16 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 	[DS_WAIT_TOTAL] = "wait_ns_total",
 	[DS_WAIT_MAX] = "wait_ns_max",
 	[DS_DEFERRED] = "deferred",
+	[DS_REMOTE] = "remote_drains",
+	[DS_REMOTE_BUSY] = "remote_busy",
 };
 
 /*
- * skipped_cpus counts the CPUs a hint caller did not wait for, deferred
- * those of them whose folios it left batched.  Equal today; a CPU drained
- * remotely (PREEMPT_RT, docs/rt-design.md) will be skipped, not deferred.
+ * skipped_cpus counts the CPUs a hint caller left (partly) undrained,
+ * deferred those of them that got no work either: equal, since a skipped
+ * CPU never gets work.  remote_drains counts CPUs drained from the
+ * caller's CPU (every group locked), remote_busy the CPUs where a hint
+ * caller's trylock failed on at least one group.
  */
 
 static const bool drain_stat_is_max[DS_NR] = { [DS_WAIT_MAX] = true };
@@ -129,6 +139,16 @@ static struct cpumask drain_skip_mask;
 static DEFINE_MUTEX(drain_skip_lock);	/* serialises skip_cpus writers */
 
 static u64 drain_last_full_ns;		/* end of the last complete drain */
+
+/*
+ * drain/remote: the switch (default on where it can work) and whether it
+ * can: PREEMPT_RT, and the move functions passed the ENDBR check in
+ * drain_bound().  Until drain_bound() has run no drain goes remote.
+ */
+static unsigned int drain_remote = IS_ENABLED(CONFIG_PREEMPT_RT);
+static bool drain_remote_ok;
+LRUOPT_UINT_KNOB(drain, remote, drain_remote, 0, LRUOPT_REMOTE_GROUPS ? 1 : 0,
+		 "Initial value of drain/remote: drain other CPUs from the caller's CPU under their own locks (0|1; PREEMPT_RT only, default 1 there; 0 elsewhere)");
 
 /* One per CPU; see "Tickets" in the file comment. */
 struct drain_slot {
@@ -222,6 +242,7 @@ struct drain_call {
 	unsigned long ip;
 	struct drain_site site;
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
+	unsigned int remote, remote_busy;
 	bool inline_drain;
 	u64 t0;			/* first work started; 0: nothing was pending */
 	u64 wait_ns;
@@ -266,6 +287,165 @@ static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
 	}
 }
 
+/* ------------------------------------------------------ remote drains */
+
+/*
+ * Remote drains (PREEMPT_RT only; LRUOPT_REMOTE_GROUPS is 0 elsewhere and
+ * all of this compiles away).  On RT a local_lock_t is a per-CPU sleeping
+ * spinlock_t, so the caller can take a remote CPU X's batch locks itself
+ * and run the kernel's own move functions on X's batches from its own
+ * CPU: X is not disturbed at all unless it contends for the lock.
+ *
+ * Lock order, and why it cannot deadlock (the RT tree dropped cross-CPU
+ * local locking after "a few deadlocks" of a second code path; the rules
+ * below exclude the ways such a path breaks the owner's assumptions):
+ *
+ *  R1  The drainer holds no local lock when it starts: lru_add_drain_all()
+ *      callers are sleepable (stock takes a mutex and flush_work()s), and
+ *      the caller's own CPU is drained by lru_add_drain() only after the
+ *      remote loop, with no remote lock held.
+ *  R2  One lock at a time: X's cpu_fbatches.lock, then (released) X's
+ *      rotate lock (6.1 lru_rotate.lock, 6.12 cpu_fbatches.lock_irq), then
+ *      (released) X's mlock batch lock.  Never two CPUs' locks, never two
+ *      locks of one CPU (stock nests fbatches -> rotate in its own drain;
+ *      not needing that nesting removes the only intra-CPU order).
+ *  R3  Under the lock only stock code runs: folio_batch_move_lru() or the
+ *      mlock batch function, which take the lruvec lock and then free
+ *      (zone lock, the *caller's* pcp lock): the owner's own
+ *      lru_add_drain_cpu() produces exactly the same lock-class edges
+ *      (lockdep keys all CPUs' instances of a per-CPU lock as one class),
+ *      so no new edge exists, and nothing under R3 adds to a per-CPU batch
+ *      or drains one (no re-entry).
+ *
+ * An ABBA between drainers, or between a drainer and an owner, needs a
+ * holder of two CPUs' local locks: stock only takes its own CPU's, R2
+ * forbids it here.  A drainer that migrated onto X takes X's lock as an
+ * ordinary local_lock (R1: it holds none).  What is left is priority
+ * inversion: a holder preempted on X by a SCHED_FIFO task is boosted by
+ * rtmutex PI but pinned (migrate-disabled) to X; stock's flush_work()
+ * needs a kworker on X and this very lock, so it is never worse.
+ *
+ * Hint callers trylock and fall back to queued work (or defer, on a
+ * skipped CPU).  Strict callers block on the lock with PI and never queue
+ * work for the batches: the kworker would need X's CPU time *and* the
+ * same lock.  Buffer-head LRUs are protected by disabling interrupts on
+ * their own CPU and cannot be drained remotely: a CPU with buffer heads
+ * in its LRU still gets the queued work.
+ *
+ * CPU hotplug.  page_alloc_cpu_dead() drains a dead CPU's batches without
+ * their locks.  A drainer that found X online may still be inside X's
+ * batches then, so the teardown of a CPUHP_BP_PREPARE_DYN state, which
+ * runs after X is dead and before CPUHP_PAGE_ALLOC's teardown, clears X in
+ * drain_remote_cpus and then takes and releases each of X's locks once
+ * [FENCE]; a drainer tests the bit only once it holds the lock [FENCED].
+ * Lock acquire/release orders the two: a drainer that got the lock before
+ * the fence has left before the fence's lock returns, one that got it
+ * after sees the cleared bit.  Not cpus_read_lock(): offline_pages() calls
+ * lru_cache_disable() with the hotplug lock already read-held.
+ */
+static struct cpumask drain_remote_cpus;
+static int drain_remote_hp = -1;	/* the dynamic hotplug state, if any */
+
+static int drain_remote_hp_up(unsigned int cpu)
+{
+	cpumask_set_cpu(cpu, &drain_remote_cpus);
+	return 0;
+}
+
+static int drain_remote_hp_dead(unsigned int cpu)
+{
+	unsigned int g;
+
+	cpumask_clear_cpu(cpu, &drain_remote_cpus);
+	/* before drain_bound() the lock addresses are not resolved yet */
+	if (!READ_ONCE(drain_remote_ok))
+		return 0;
+	for (g = 0; g < LRUOPT_REMOTE_GROUPS; g++) {
+		local_lock_t *lock = lruopt_remote_lock_of(cpu, g);
+
+		/* [FENCE]: pairs with [FENCED] in drain_remote_cpu() */
+		lruopt_remote_lock(lock, true);
+		lruopt_remote_unlock(lock);
+	}
+	return 0;
+}
+
+/*
+ * Drain @cpu's batches from here, one group (one lock) after the other.
+ * @block: strict caller, wait for a busy lock (PI); else trylock.  Returns
+ * true when every group was locked (and drained, or found empty).
+ */
+static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
+			     bool block)
+{
+	bool busy = false;
+	unsigned int g;
+
+	for (g = 0; g < LRUOPT_REMOTE_GROUPS; g++) {
+		local_lock_t *lock = lruopt_remote_lock_of(cpu, g);
+
+		if (!lruopt_remote_pending(cpu, g))
+			continue;
+		if (!lruopt_remote_lock(lock, block)) {
+			busy = true;
+			continue;
+		}
+		/* [FENCED]: pairs with [FENCE] in drain_remote_hp_dead() */
+		if (cpumask_test_cpu(cpu, &drain_remote_cpus))
+			lruopt_remote_drain_group(cpu, g);
+		lruopt_remote_unlock(lock);
+	}
+	if (busy)
+		dc->remote_busy++;
+	else
+		dc->remote++;
+	return !busy;
+}
+
+/* An ENDBR64 instruction, as it reads in memory (f3 0f 1e fa). */
+#define DRAIN_ENDBR64	0xfa1e0ff3U
+
+/* Can @fn be the target of an indirect call on this kernel? */
+static bool drain_endbr_ok(void *fn)
+{
+	u32 insn;
+
+	/*
+	 * Testing only: read a function that is only ever called directly
+	 * and so has no ENDBR64, to show that the check refuses it.
+	 */
+	if (lruopt_fault_is("drain_endbr"))
+		fn = folio_batch_move_lru;
+	else if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT))
+		return true;
+	/*
+	 * Exact on the running kernel: a function objtool sealed reads as
+	 * the poison apply_seal_endbr() wrote at boot, not as ENDBR64.
+	 */
+	if (copy_from_kernel_nofault(&insn, fn, sizeof(insn)))
+		return false;
+	return insn == DRAIN_ENDBR64;
+}
+
+/*
+ * The relocations are written: check the move functions, then let drains
+ * go remote.  The hotplug fence (drain_remote_hp_dead()) starts locking
+ * from here on too.
+ */
+static void drain_bound(void)
+{
+	if (!LRUOPT_REMOTE_GROUPS)
+		return;
+	if (!lruopt_remote_move_fns_all(drain_endbr_ok)) {
+		/* from now on writing 1 fails as it does on non-RT kernels */
+		remote_attr.max = 0;
+		WRITE_ONCE(drain_remote, 0);
+		pr_warn("drain: remote drains unavailable: a move function of mm/swap.c lacks ENDBR64 (IBT); drains queue work as on non-RT kernels\n");
+		return;
+	}
+	WRITE_ONCE(drain_remote_ok, true);
+}
+
 /* Queue @cpu's drain and return the ticket that its completion covers. */
 static unsigned long drain_request(struct drain_call *dc, int cpu)
 {
@@ -290,8 +470,10 @@ static unsigned long drain_request(struct drain_call *dc, int cpu)
 static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 {
 	unsigned int timeout_us = relaxed ? READ_ONCE(drain_timeout_us) : 0;
+	bool remote = READ_ONCE(drain_remote) && READ_ONCE(drain_remote_ok);
 	struct drain_wait w = { };
 	int cpu, self;
+	bool skip;
 
 	/*
 	 * [SCAN]: as stock's smp_mb() before its own peeks, it orders
@@ -320,13 +502,22 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 			dc->empty++;
 			continue;
 		}
+		/* Decided once per CPU: skip_cpus may change under our feet. */
+		skip = relaxed && drain_skip_cpu(cpu);
+		/*
+		 * Remote first (RT): what is left after it is at most a
+		 * busy group (hint callers) and the buffer-head LRUs, which
+		 * only queued work on that CPU can drain.
+		 */
+		if (remote && drain_remote_cpu(dc, cpu, !relaxed) &&
+		    !has_bh_in_lru(cpu, NULL))
+			continue;
 		/*
 		 * A skipped CPU gets no work at all: its folios stay batched
 		 * until it drains itself (its own lru_add_drain(), a full
-		 * batch, or a strict caller's drain).  Decided once per CPU:
-		 * skip_cpus may be rewritten under our feet.
+		 * batch, or a strict caller's drain).
 		 */
-		if (relaxed && drain_skip_cpu(cpu)) {
+		if (skip) {
 			dc->skipped++;
 			dc->deferred++;
 			continue;
@@ -401,6 +592,8 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 		drain_count_both(s, DS_SKIPPED_CPUS, SS_SKIPPED, dc->skipped);
 		drain_count_both(s, DS_DEFERRED, SS_DEFERRED, dc->deferred);
 		drain_count_both(s, DS_TIMEOUTS, SS_TIMED_OUT, dc->timed_out);
+		drain_count_both(s, DS_REMOTE, SS_REMOTE, dc->remote);
+		lruopt_count(g, DS_REMOTE_BUSY, dc->remote_busy);
 		if (dc->queued + dc->shared)
 			drain_site_count(s, SS_QUEUED, dc->queued + dc->shared);
 		if (dc->t0) {
@@ -414,7 +607,8 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 	if (res != LRUOPT_DRAIN_FALLBACK)
 		drain_site_count(s, SS_CALLS, 1);
 	trace_drain(dc->ip, s.class == DC_HINT, dc->queued + dc->shared,
-		    dc->inline_drain, dc->skipped, dc->deferred, 0, dc->timed_out,
+		    dc->inline_drain, dc->skipped, dc->deferred, dc->remote,
+		    dc->timed_out,
 		    dc->wait_ns, res);
 }
 
@@ -595,6 +789,7 @@ static struct attribute *drain_attrs[] = {
 	&coalesce_us_attr.kattr.attr,
 	&skip_cpus_attr.attr,
 	&skip_isolated_attr.attr,
+	&remote_attr.kattr.attr,
 	&callers_attr.attr,
 	NULL,
 };
@@ -618,6 +813,17 @@ static int lruopt_drain_init(void)
 		INIT_WORK(&per_cpu_ptr(drain_slots, cpu)->work, drain_workfn);
 		init_waitqueue_head(&per_cpu_ptr(drain_slots, cpu)->wq);
 	}
+	if (!LRUOPT_REMOTE_GROUPS)
+		return 0;
+	/* Sets the bit of every online CPU; see "CPU hotplug" above. */
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "lruopt/drain:remote",
+				drain_remote_hp_up, drain_remote_hp_dead);
+	if (ret < 0) {
+		free_percpu(drain_slots);
+		drain_sites_exit();
+		return ret;
+	}
+	drain_remote_hp = ret;
 	return 0;
 }
 
@@ -631,6 +837,9 @@ static void lruopt_drain_exit(void)
 {
 	int cpu;
 
+	/* No drainer is left to fence against: no teardown calls. */
+	if (drain_remote_hp >= 0)
+		cpuhp_remove_state_nocalls(drain_remote_hp);
 	for_each_possible_cpu(cpu)
 		cancel_work_sync(&per_cpu_ptr(drain_slots, cpu)->work);
 	free_percpu(drain_slots);
@@ -653,5 +862,6 @@ struct lruopt_feature lruopt_drain_feature = {
 	.attrs = drain_attrs,
 	.counters = &drain_stats,
 	.init = lruopt_drain_init,
+	.bound = drain_bound,
 	.exit = lruopt_drain_exit,
 };

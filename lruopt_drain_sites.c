@@ -333,7 +333,7 @@ ssize_t drain_sites_show(char *buf)
 	len = sysfs_emit(buf, "# symbol class calls cpus_queued %s %s %s\n",
 			 "inline_drains skipped timed_out coalesced",
 			 "wait_ns_total wait_ns_max full_drains partial_drains",
-			 "deferred");
+			 "deferred remote");
 	mutex_lock(&site_lock);
 	for (i = 0; i < site_hw; i++) {
 		int state = site_keys[i].state;

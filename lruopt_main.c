@@ -88,7 +88,21 @@ MODULE_PARM_DESC(patch_memcg,
 static char *fault_target;
 module_param(fault_target, charp, 0444);
 MODULE_PARM_DESC(fault_target,
-		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path");
+		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path; drain_endbr: fail the ENDBR64 check of the PREEMPT_RT remote drain");
+
+/* Faults that are not a target function: the feature concerned checks. */
+static const char *const lruopt_soft_faults[] = { "drain_endbr" };
+
+/**
+ * lruopt_fault_is - is the testing-only fault @what requested?
+ * @what: one of lruopt_soft_faults[]
+ *
+ * Return: true when the fault_target module parameter names @what.
+ */
+bool lruopt_fault_is(const char *what)
+{
+	return fault_target && !strcmp(fault_target, what);
+}
 
 static struct lruopt_feature *const lruopt_features[] = {
 	&lruopt_drain_feature,
@@ -609,6 +623,9 @@ static int lruopt_apply_fault(struct klp_func *funcs)
 
 	if (!fault_target)
 		return 0;
+	if (match_string(lruopt_soft_faults, ARRAY_SIZE(lruopt_soft_faults),
+			 fault_target) >= 0)
+		return 0;
 	for (fn = funcs; fn->old_name; fn++)
 		if (!strcmp(fault_target, fn->old_name))
 			break;
@@ -662,16 +679,6 @@ static int lruopt_check_kernel(void)
 {
 	const char *running = init_uts_ns.name.version;
 
-	/*
-	 * PREEMPT_RT turns the lruvec lock and local_locks into sleeping locks
-	 * and changes what "interrupts off for one batch" means; the batching
-	 * and the inline drain have not been validated there.
-	 */
-	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
-		pr_err("refusing to load: PREEMPT_RT kernels are not supported\n");
-		return -EOPNOTSUPP;
-	}
-
 	if (strcmp(running, LRUOPT_BUILT_UTS_VERSION)) {
 		pr_err("refusing to load: built and layout-checked for %s \"%s\", running \"%s\"; rebuild lruopt for this kernel\n",
 		       LRUOPT_BUILT_UTS_RELEASE, LRUOPT_BUILT_UTS_VERSION,
@@ -686,6 +693,16 @@ static void lruopt_features_exit(int n)
 {
 	while (n-- > 0)
 		lruopt_feature_exit(lruopt_features[n]);
+}
+
+/* The relocations are written: tell the features that care. */
+static void lruopt_features_bound(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->bound)
+			lruopt_features[i]->bound();
 }
 
 static int lruopt_features_init(void)
@@ -786,6 +803,7 @@ static int __init lruopt_init(void)
 		       ret);
 		goto err_patch;
 	}
+	lruopt_features_bound();
 	if (!LRUOPT_HAVE_MEMCG_MOVE)
 		pr_info("memcg: not applicable on this kernel: %s\n",
 			LRUOPT_MEMCG_WHY);
@@ -826,11 +844,4 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("lruopt developers");
 MODULE_DESCRIPTION("Livepatch: batched, pending-aware LRU drain, munlock walk and memcg page-stat lock");
 MODULE_VERSION(LRUOPT_VERSION);
-/*
- * The module loader taints the kernel for a livepatch module before its init
- * runs, so the PREEMPT_RT refusal in lruopt_check_kernel() would still leave
- * TAINT_LIVEPATCH behind: on RT the module is not marked as a livepatch.
- */
-#ifndef CONFIG_PREEMPT_RT
 MODULE_INFO(livepatch, "Y");
-#endif

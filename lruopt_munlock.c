@@ -22,8 +22,15 @@
  *    and the PTE still maps the folio, so it cannot be freed (unmapping needs
  *    that PTE lock);
  *  - lock order PTE lock -> lruvec lock is the kernel's (mm/rmap.c header);
- *  - interrupts are off while the lruvec lock is held, so a batch is bounded
- *    by munlock/batch folios (512 at most: a few tens of microseconds);
+ *  - a batch is bounded by munlock/batch folios (512 at most: a few tens of
+ *    microseconds).  Interrupts are off while the lruvec lock is held,
+ *    except on PREEMPT_RT, where that lock is a sleeping, priority-
+ *    inheriting spinlock_t and spin_lock_irq() leaves interrupts on:
+ *    nothing here relies on them being off (folios are held by the PTE
+ *    lock, counters are IRQ-safe), but another task needing the lruvec (an
+ *    RT task faulting in the same memcg) may wait for a whole batch, where
+ *    stock holds the lock for one mlock batch (15 folios on 6.1, 31 on
+ *    6.12).  Hence the smaller default there (LRUOPT_MUNLOCK_BATCH);
  *  - NR_MLOCK and the unevictable_pgs_* events are accounted once per batch,
  *    and so are the classic LRU's sizes (per lruvec lock hold, see
  *    mb_lru_del());
@@ -62,7 +69,9 @@ static const char *const munlock_stat_names[MS_NR + 1] = {
 static struct lruopt_counters munlock_stats = { .names = munlock_stat_names };
 
 #define MUNLOCK_BATCH_MAX	512U
-static unsigned int munlock_batch = 256;
+/* Default folios per lock hold: a stock-like 32 on PREEMPT_RT (see above). */
+#define LRUOPT_MUNLOCK_BATCH	(IS_ENABLED(CONFIG_PREEMPT_RT) ? 32U : 256U)
+static unsigned int munlock_batch = LRUOPT_MUNLOCK_BATCH;
 
 /* The unevictable_pgs_* events a batch counts, in mb_event_item[] */
 enum mb_event {
@@ -400,7 +409,7 @@ out:
 }
 
 LRUOPT_UINT_KNOB(munlock, batch, munlock_batch, 1, MUNLOCK_BATCH_MAX,
-		 "Initial value of munlock/batch: folios per lruvec lock hold (1..512, default 256)");
+		 "Initial value of munlock/batch: folios per lruvec lock hold (1..512, default 256; 32 on PREEMPT_RT)");
 
 static struct attribute *munlock_attrs[] = {
 	&batch_attr.kattr.attr,
