@@ -35,6 +35,10 @@ spec() {
 	drain_coalesce_us) echo "$LO/drain/coalesce_us|777|uint 0 1000000" ;;
 	drain_skip_isolated) echo "$LO/drain/skip_isolated|1|bool" ;;
 	drain_skip_cpus) echo "$LO/drain/skip_cpus|1|cpulist $NBITS" ;;
+	# 1 only where remote drains exist (PREEMPT_RT, default 1 there)
+	drain_remote)
+		if is_rt; then echo "$LO/drain/remote|0|uint 0 1"
+		else echo "$LO/drain/remote|0|uint 0 0"; fi ;;
 	# patch_memcg: 80-memcg-*; fault_target: 50-refuse (testing only)
 	patch_memcg | fault_target) echo skip ;;
 	*) echo unknown ;;

@@ -25,6 +25,7 @@ kind() {
 	drain/coalesce_us) echo "uint 0 1000000" ;;
 	munlock/batch) echo "uint 1 512" ;;
 	drain/skip_cpus) echo "cpulist $NBITS" ;;
+	drain/remote) if is_rt; then echo "uint 0 1"; else echo "uint 0 0"; fi ;;
 	*/stats/reset) echo reset ;;
 	*) echo unknown ;;
 	esac

@@ -106,11 +106,11 @@ mixed() {
 		eval "set -- $t"
 		dset timeout_us "$1" && dset coalesce_us "$2" && dset skip_cpus "$3" || rc=1
 		drain_call -n 3 compact >/dev/null || { echo "compact failed"; rc=1; }
-		drain_call -n 20 collapse >/dev/null || { echo "collapse failed"; rc=1; }
+		drain_call -n 20 $COLLAPSE >/dev/null || { echo "collapse failed"; rc=1; }
 		drain_call -n 2 -w 1 memfd >/dev/null || { echo "memfd seal failed"; rc=1; }
 		drain_call -n 5 -f $DRAIN_FS/mixed fadvise >/dev/null || { echo "fadvise failed"; rc=1; }
 		echo 0 >"$D/enabled"
-		drain_call -n 5 collapse >/dev/null || rc=1
+		drain_call -n 5 $COLLAPSE >/dev/null || rc=1
 		echo 1 >"$D/enabled"
 	done
 	drain_defaults
@@ -133,13 +133,13 @@ assert_eq "memfd seal row is strict ($(crows m1 "$RX_MEMFD" | awk '{print $1}' |
 check "memfd seals reached lruopt's path (strict row calls +$(crd m0 m1 "$RX_MEMFD" calls))" \
 	test "$(crd m0 m1 "$RX_MEMFD" calls)" -ge 1
 fmt_ok() {
-	awk 'NR == 1 { if ($0 !~ /^# symbol class calls cpus_queued inline_drains skipped timed_out coalesced wait_ns_total wait_ns_max full_drains partial_drains deferred$/) { print "bad header: " $0; bad = 1 } next }
+	awk 'NR == 1 { if ($0 !~ /^# symbol class calls cpus_queued inline_drains skipped timed_out coalesced wait_ns_total wait_ns_max full_drains partial_drains deferred remote$/) { print "bad header: " $0; bad = 1 } next }
 	     /^# truncated/ { print "truncated: " $0; bad = 1; next }
-	     NF != 13 || ($2 != "hint" && $2 != "strict") { print "bad row: " $0; bad = 1; next }
-	     { for (i = 3; i <= 13; i++) if ($i !~ /^[0-9]+$/) { print "bad number: " $0; bad = 1; next } }
+	     NF != 14 || ($2 != "hint" && $2 != "strict") { print "bad row: " $0; bad = 1; next }
+	     { for (i = 3; i <= 14; i++) if ($i !~ /^[0-9]+$/) { print "bad number: " $0; bad = 1; next } }
 	     END { exit bad }' "$D/callers"
 }
-check "callers table: header + rows of 'symbol class' and 11 counters" fmt_ok
+check "callers table: header + rows of 'symbol class' and 12 counters" fmt_ok
 
 # stats/reset
 reset_ok() {
@@ -156,7 +156,7 @@ reset_ok() {
 }
 check "stats/reset (write 0) clears every counter" reset_ok
 expect_write_fails "$DS/reset" 1
-drain_call collapse >/dev/null
+drain_call $COLLAPSE >/dev/null
 c=$(dstat calls)
 check "counting resumes after a reset (calls $c: this call, maybe a background khugepaged one)" \
 	test "$c" -ge 1 -a "$c" -le 3

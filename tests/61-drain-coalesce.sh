@@ -64,7 +64,7 @@ fi
 check "tracing started" dtrace_start
 dsnap m.0
 drain_call -m -l co -w $K memfd >/dev/null
-drain_call collapse >/dev/null
+drain_call $COLLAPSE >/dev/null
 dsnap m.1
 check "trace saved" dtrace_stop /tmp/trace-co.txt
 diag "memfd + collapse: $(show_snap_delta m.0 m.1)" "$(crows m.1 "$RX_MEMFD")"

@@ -14,8 +14,9 @@ dsnap_stable all0 || fail "counters stable at start"
 
 # ---- 1. sleeping helper with pending pages on the skipped CPU
 check "skip_cpus=$K" dset skip_cpus $K
-check "8 pages pending on CPU $K" start_pending $K 8
+# tracing first: starting it (buffer resize, reset) may itself drain CPU $K
 check "tracing started" dtrace_start
+check "8 pages pending on CPU $K" start_pending $K 8
 dsnap h0
 drain_call -c 0 -m -l sk -n 2 compact >/dev/null
 dsnap h1

@@ -28,7 +28,7 @@ dsnap s1
 drain_call -c 0 -n 3 -m -l st -w $W memfd >/tmp/strict.out 2>&1
 r=$?
 drain_call -c 0 -n 3 compact >/dev/null
-drain_call -c 0 -n 3 collapse >/dev/null
+drain_call -c 0 -n 3 $COLLAPSE >/dev/null
 dsnap s3
 check "trace saved" dtrace_stop /tmp/trace-strict.txt
 check "rthog ran undisturbed" stop_hog

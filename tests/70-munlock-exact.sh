@@ -89,8 +89,12 @@ done
 mun_cg_end
 check "anon (feature on): small folios went through the batched path" \
 	test "$(mun_info $D/anon.B lo_pages)" -gt 0
-check "thp (feature on): PMD THPs went to the stock per-folio calls" \
-	test "$(mun_info $D/thp.B lo_fallbacks)" -gt 0
+if [ -d /sys/kernel/mm/transparent_hugepage ]; then
+	check "thp (feature on): PMD THPs went to the stock per-folio calls" \
+		test "$(mun_info $D/thp.B lo_fallbacks)" -gt 0
+else
+	skip "thp (feature on): PMD THPs went to the stock per-folio calls" "no transparent hugepages"
+fi
 diag "anon batched: $(grep '^RESULT exact .* cp=' $D/anon.B | tail -1 | sed 's/.* | //')"
 
 # Same results at the extreme batch sizes.

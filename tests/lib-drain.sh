@@ -22,7 +22,18 @@ DTRACE=$TRACEFS/instances/lruopt-drain
 export DRAIN_MARKER=$DTRACE/trace_marker
 mkdir -p "$DRAIN_SNAP"
 
-DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max deferred"
+DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max deferred remote_drains remote_busy"
+
+# have_thp: the kernel has transparent hugepages (Debian's RT flavours do
+# not: MADV_COLLAPSE and khugepaged do not exist there)
+have_thp() {
+	[ -d /sys/kernel/mm/transparent_hugepage ]
+}
+
+# The value drain_defaults gives drain/remote: 0, so that the tests of the
+# queued-work path test it on PREEMPT_RT too; a test of the remote path
+# sets DRAIN_REMOTE=1 before drain_test_begin.
+DRAIN_REMOTE=${DRAIN_REMOTE:-0}
 
 # Caller rows (first field of drain/callers) of each trigger, as an awk
 # regex; a function may be inlined into its caller on one of the kernels.
@@ -30,6 +41,15 @@ RX_COMPACT='^(compact_nodes|sysctl_compaction_handler|compact_store)([.+ ]|$)'
 RX_COLLAPSE='^madvise_collapse([.+ ]|$)'
 RX_FADVISE='^generic_fadvise([.+ ]|$)'
 RX_MEMFD='^memfd_'
+
+# MADV_COLLAPSE needs THP: without it (Debian's RT flavours) the tests call
+# compaction, the other hint caller that finds nothing pending, in its place.
+if have_thp; then
+	COLLAPSE=collapse
+else
+	COLLAPSE=compact
+	RX_COLLAPSE=$RX_COMPACT
+fi
 
 # ncpus: online CPUs (nproc would count only the ones we may run on)
 ncpus() {
@@ -67,7 +87,8 @@ restore_khugepaged() {
 drain_defaults() {
 	echo 1 >"$LO/enabled" && echo 1 >"$D/enabled" &&
 		echo 0 >"$D/timeout_us" && echo 0 >"$D/coalesce_us" &&
-		echo "" >"$D/skip_cpus" && echo 0 >"$D/skip_isolated"
+		echo "" >"$D/skip_cpus" && echo 0 >"$D/skip_isolated" &&
+		echo "$DRAIN_REMOTE" >"$D/remote"
 }
 
 # dset KNOB VALUE: write a drain knob and verify it reads back
@@ -121,6 +142,7 @@ _cfield() {
 	skipped) echo 6 ;; timed_out) echo 7 ;; coalesced) echo 8 ;;
 	wait_ns_total) echo 9 ;; wait_ns_max) echo 10 ;;
 	full_drains) echo 11 ;; partial_drains) echo 12 ;; deferred) echo 13 ;;
+	remote) echo 14 ;;
 	*) echo 0 ;;
 	esac
 }
@@ -179,7 +201,7 @@ stats_invariant() {
 #   d(sum rows.partial_drains) == d(partial_drains)
 #   d(sum rows.skipped) == d(skipped_cpus)  d(sum rows.timed_out) == d(timeouts)
 #   d(sum rows.inline_drains) == d(inline_drains)
-#   d(sum rows.deferred) == d(deferred)
+#   d(sum rows.deferred) == d(deferred)    d(sum rows.remote) == d(remote_drains)
 #   d(sum rows.cpus_queued) == d(cpus_queued + cpus_shared)
 # (stats/reset clears the counters, not the callers table: hence deltas)
 stats_consistent() {
@@ -206,6 +228,7 @@ stats_consistent() {
 	_sc_eq timeouts "$(crd "$a" "$b" . timed_out)" "$(sd "$a" "$b" timeouts)"
 	_sc_eq inline_drains "$(crd "$a" "$b" . inline_drains)" "$(sd "$a" "$b" inline_drains)"
 	_sc_eq deferred "$(crd "$a" "$b" . deferred)" "$(sd "$a" "$b" deferred)"
+	_sc_eq remote_drains "$(crd "$a" "$b" . remote)" "$(sd "$a" "$b" remote_drains)"
 	_sc_eq "cpus_queued+cpus_shared" "$(crd "$a" "$b" . cpus_queued)" \
 		$(( $(sd "$a" "$b" cpus_queued) + $(sd "$a" "$b" cpus_shared) ))
 	return $bad
@@ -313,6 +336,22 @@ twindow() {
 # batch and sleeps there.  Sets PEND_PID (registered: bg_start, lib.sh).
 start_pending() {
 	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 300
+}
+
+# start_pending_hog CPU NPAGES: the same, but then spinning SCHED_FIFO 50 in
+# user space on CPU: an RT hog whose batch holds NPAGES pages.
+start_pending_hog() {
+	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 15 50
+}
+
+# pend_lru: "N" = how many of drain_pending's pages are on an LRU list
+# (/proc/kpageflags through pagemap, see lrubits): 0 while they are still
+# in the CPU's batch, all of them once that batch was drained.
+pend_lru() {
+	local addr n
+	addr=$(awk '/^ready/ { print $4 }' /tmp/drain-pending.out)
+	n=$(awk '/^ready/ { print $3 }' /tmp/drain-pending.out)
+	lrubits "$PEND_PID" "${addr#0x}" "$n" | sed -n 's/^lru=\([0-9]*\) .*/\1/p'
 }
 
 stop_pending() {

@@ -32,6 +32,9 @@ MCG_STATS=$LO/memcg/stats
 MCG_KEYS="mapped_file dirty writeback"
 # What must be back to 0 once the workload is gone and its fs unmounted.
 MCG_ALL_KEYS="cache rss rss_huge shmem mapped_file dirty writeback inactive_anon active_anon inactive_file active_file unevictable"
+# v1 memory.stat has rss_huge only with THP (Debian's RT flavours: none)
+[ -d /sys/kernel/mm/transparent_hugepage ] ||
+	MCG_ALL_KEYS=$(echo "$MCG_ALL_KEYS" | sed 's/ rss_huge//')
 
 # memcg_v1_mounted: the v1 memory hierarchy is mounted at $MCG_V1
 memcg_v1_mounted() {

@@ -738,3 +738,27 @@ mlock_accounting() {
 	echo "Mlocked: baseline $base kB, held $held kB"
 	wait_mlocked_zero 10
 }
+
+# is_rt: the running kernel is PREEMPT_RT
+is_rt() {
+	uname -v | grep -q PREEMPT_RT
+}
+
+# rt_kthreads_above_hogs: on PREEMPT_RT, the per-CPU threads that expire
+# timers and run RCU (SCHED_FIFO 1 there) go to SCHED_FIFO 60, above the
+# tests' SCHED_FIFO 50 hogs, which would otherwise starve them into RCU
+# stall warnings (a synchronize_rcu() of tracing or of a livepatch
+# transition then waits for the hog).  RT deployments do the same.
+rt_kthreads_above_hogs() {
+	local pids
+	is_rt || return 0
+	pids=$(for c in /proc/[0-9]*/comm; do
+		case $(cat "$c" 2>/dev/null) in
+		ktimers/* | ktimersoftd/* | rcuc/* | rcub/* | rcu_preempt | ksoftirqd/*)
+			c=${c#/proc/}; echo "${c%/comm}" ;;
+		esac
+	done)
+	[ -n "$pids" ] || { echo "no ktimers/rcuc threads found"; return 1; }
+	# shellcheck disable=SC2086
+	setfifo 60 $pids
+}

@@ -29,6 +29,8 @@ echo "TAP version 13"
 diag "kernel $(uname -r), accel '${ACCEL:-?}', tests '$glob'${LRUOPT_KO_PARAMS:+, module params '$LRUOPT_KO_PARAMS'}"
 suite_t0=$(now)
 ran=0
+# once per boot, before any test starts a hog (see lib.sh)
+is_rt && check "PREEMPT_RT: ktimers/rcuc threads set above the test hogs (SCHED_FIFO 60)" rt_kthreads_above_hogs
 for t in /tests/[0-9][0-9]-*.sh; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t" .sh)

@@ -7,7 +7,8 @@
 # drains, no work queued there); with 0 they do (full drains that waited for
 # CPU 3's drain work); strict callers wait either way.  Deterministic with a
 # sleeping helper holding 8 pending pages on CPU 3, then with CPU 3 hogged
-# by a SCHED_FIFO task that keeps faulting pages.
+# by a SCHED_FIFO task that keeps faulting pages.  On PREEMPT_RT also with
+# drain/remote=1: hint and strict drains leave no work on CPU 3.
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -27,8 +28,8 @@ echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 dsnap_stable all0 || fail "counters stable at start"
 
 traced_compact() {	# LABEL: one compact drain, CPU ISO pending, traced
-	start_pending $ISO 8 || return 1
 	dtrace_start || return 1
+	start_pending $ISO 8 || return 1
 	dsnap "$1.0"
 	drain_call -c 0 -m -l "$1" compact >/dev/null || return 1
 	dsnap "$1.1"
@@ -80,6 +81,37 @@ assert_eq "strict memfd seals with skip_isolated=1: row skipped +0, 2 full drain
 	"$(crd h1.1 h1.2 "$RX_MEMFD" calls) $(crd h1.1 h1.2 "$RX_MEMFD" skipped) $(sd h1.1 h1.2 full_drains)"
 assert_eq "skip_isolated=0 under the hog: nothing skipped, 2 full drains (waited for CPU $ISO)" "0 2" \
 	"$(sd h0.0 h0.1 skipped_cpus) $(sd h0.0 h0.1 full_drains)"
+
+# ---- 3. PREEMPT_RT, drain/remote=1: the isolated CPU is drained from
+# CPU 0 under its own locks, by hint and strict callers alike: no drain
+# work runs there at all, and its pages are on the LRU afterwards.
+rt_iso() {	# LABEL MODE: one traced call with CPU ISO pending
+	local extra=""
+	[ "$2" = memfd ] && extra="-w 1"
+	dtrace_start || return 1
+	start_pending $ISO 8 || return 1
+	dsnap "$1.0"
+	# shellcheck disable=SC2086
+	drain_call -c 0 -m -l "$1" $extra "$2" >/dev/null || return 1
+	dsnap "$1.1"
+	dtrace_stop "/tmp/trace-$1.txt" || return 1
+	ISO_LRU=$(pend_lru)
+	stop_pending
+}
+if is_rt; then
+	check "remote=1, skip_isolated=1" sh -c "echo 1 >$D/remote && echo 1 >$D/skip_isolated"
+	for m in compact memfd; do
+		check "remote=1: $m drain, CPU $ISO pending" rt_iso r$m $m
+		diag "$(show_snap_delta r$m.0 r$m.1)"
+		assert_eq "remote=1 $m: no drain work queued on or run by CPU $ISO (whole trace)" "0 0" \
+			"$(tcount /tmp/trace-r$m.txt - 1 queue drain_workfn $ISO) $(tcount /tmp/trace-r$m.txt - 1 exec drain_workfn $ISO)"
+		assert_eq "remote=1 $m: CPU $ISO's 8 pages drained onto the LRU" 8 "$ISO_LRU"
+		assert_eq "remote=1 $m: a full drain, nothing deferred (full deferred)" "1 0" \
+			"$(sd r$m.0 r$m.1 full_drains) $(sd r$m.0 r$m.1 deferred)"
+	done
+else
+	skip "remote drains of the isolated CPU: PREEMPT_RT only"
+fi
 
 check "knobs back to defaults" drain_defaults
 dsnap_stable all1 || fail "counters stable at end"

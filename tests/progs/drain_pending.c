@@ -1,5 +1,5 @@
 /*
- * drain_pending CPU NPAGES SECONDS
+ * drain_pending CPU NPAGES SECONDS [PRIO]
  *
  * Leaves exactly NPAGES freshly faulted anonymous pages in CPU's per-CPU
  * LRU "add" batch and then sleeps, pinned to CPU, so that CPU has pending
@@ -9,7 +9,11 @@
  *      empty;
  *   2. fault NPAGES (1..12, below the 15-folio batch size of 6.1) small
  *      pages of a private anonymous mapping (too small for a THP);
- *   3. print "ready CPU NPAGES" and sleep until SIGTERM or SECONDS.
+ *   3. print "ready CPU NPAGES ADDR" (ADDR: the first page, hex, for
+ *      lrubits) and sleep until SIGTERM or SECONDS; with PRIO (1..99),
+ *      spin instead, SCHED_FIFO PRIO, in user space (no system call, so
+ *      no lock of the CPU's batches is ever taken): an RT hog on a CPU
+ *      whose batch is not empty.
  * The pages stay mapped until exit, so they are not freed while batched.
  * Exit 0 = ok (stopped or timed out), 1 = failure, 2 = usage.
  */
@@ -22,13 +26,14 @@
 
 int main(int argc, char **argv)
 {
-	long cpu, npages, seconds, page = sysconf(_SC_PAGESIZE), i;
+	long cpu, npages, seconds, prio = 0, page = sysconf(_SC_PAGESIZE), i;
+	struct sched_param sp = { 0 };
 	unsigned char *p, *scratch;
 	cpu_set_t set;
 	double deadline;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: drain_pending CPU NPAGES SECONDS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: drain_pending CPU NPAGES SECONDS [PRIO]\n");
 		return 2;
 	}
 	cpu = strtol(argv[1], NULL, 10);
@@ -38,6 +43,8 @@ int main(int argc, char **argv)
 	}
 	npages = parse_arg("drain_pending", "NPAGES", argv[2], 12);
 	seconds = parse_arg("drain_pending", "SECONDS", argv[3], 86400);
+	if (argc == 5)
+		prio = parse_arg("drain_pending", "PRIO", argv[4], 99);
 	setup_bounded_run(seconds);
 
 	/* Everything that allocates (stdio buffers) before pinning. */
@@ -56,6 +63,11 @@ int main(int argc, char **argv)
 		perror("drain_pending: sched_setaffinity");
 		return 1;
 	}
+	sp.sched_priority = prio;
+	if (prio && sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("drain_pending: sched_setscheduler");
+		return 1;
+	}
 	/* Make sure we really run there before touching anything. */
 	while (sched_getcpu() != cpu)
 		sched_yield();
@@ -66,11 +78,12 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < npages; i++)
 		p[i * page] = (unsigned char)(i + 1);
-	printf("ready %ld %ld\n", cpu, npages);
+	printf("ready %ld %ld %p\n", cpu, npages, (void *)p);
 
 	deadline = now_s() + seconds;
 	while (!stop_requested && now_s() < deadline)
-		usleep(200000);
+		if (!prio)
+			usleep(200000);	/* the vDSO clock: no syscall when spinning */
 	for (i = 0; i < npages; i++) {
 		if (p[i * page] != (unsigned char)(i + 1)) {
 			fprintf(stderr, "drain_pending: page %ld corrupted\n", i);

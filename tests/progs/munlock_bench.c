@@ -60,7 +60,7 @@ static unsigned char *populate(size_t len)
 	unsigned char *a = mu_map_aligned(len, PROT_READ | PROT_WRITE,
 					  MAP_PRIVATE | MAP_ANONYMOUS, -1);
 
-	if (madvise(a, len, MADV_NOHUGEPAGE))
+	if (mu_have_thp() && madvise(a, len, MADV_NOHUGEPAGE))
 		lt_die("madvise(MADV_NOHUGEPAGE)");
 	mu_touch(a, len, 3);
 	mu_drain_all();

@@ -96,6 +96,9 @@ static void xmunlock(void *p, size_t len)
 
 static void xmadvise(void *p, size_t len, int adv)
 {
+	/* without THP every mapping is of small pages anyway */
+	if (adv == MADV_NOHUGEPAGE && !mu_have_thp())
+		return;
 	if (madvise(p, len, adv))
 		lt_die("madvise(%d) %p+%zu", adv, p, len);
 }
@@ -733,6 +736,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(scenario, "memcg") && (!getenv("MUN_CG_A") || !getenv("MUN_CG_B"))) {
 		printf("RESULT exact scenario=%s run=%s skip MUN_CG_A/MUN_CG_B not set\n",
+		       scenario, runlabel);
+		return 0;
+	}
+	if ((!strcmp(scenario, "thp") || !strcmp(scenario, "fork-cow-thp")) &&
+	    !mu_have_thp()) {
+		printf("RESULT exact scenario=%s run=%s skip no transparent hugepages\n",
 		       scenario, runlabel);
 		return 0;
 	}

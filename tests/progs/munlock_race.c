@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 	mu_drain_init();
 
 	anon = mu_map_aligned(ANON_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
-	if (madvise(anon, ANON_LEN, MADV_NOHUGEPAGE))
+	if (mu_have_thp() && madvise(anon, ANON_LEN, MADV_NOHUGEPAGE))
 		lt_die("madvise NOHUGEPAGE");
 	/* The child must not share them copy-on-write: the first mlock would
 	 * then COW-break every page, one TLB shootdown each (very slow under

@@ -77,8 +77,24 @@ static inline void mu_drain_init(void)
 	mu_drain_area[MU_HPAGE] = 1;
 }
 
+/* Does this kernel have transparent hugepages (Debian's RT flavours: no)? */
+static inline bool mu_have_thp(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0;
+}
+
+/*
+ * Without THP there is no MADV_COLLAPSE: a compact_memory write drains
+ * instead.  It migrates, but not mlocked pages on the kernels without THP
+ * (PREEMPT_RT defaults vm.compact_unevictable_allowed to 0).
+ */
 static inline void mu_drain_all(void)
 {
+	if (!mu_have_thp()) {
+		if (lt_write_file("/proc/sys/vm/compact_memory", "1"))
+			lt_die("compact_memory for lru_add_drain_all");
+		return;
+	}
 	if (!mu_drain_area)
 		mu_drain_init();
 	if (madvise(mu_drain_area, MU_PAGE, MADV_COLLAPSE))

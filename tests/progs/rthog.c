@@ -75,8 +75,11 @@ int main(int argc, char **argv)
 			perror("rthog: mmap");
 			return 1;
 		}
-		/* small folios only: a THP would bypass the LRU batches */
-		if (madvise(p, size, MADV_NOHUGEPAGE)) {
+		/*
+		 * small folios only: a THP would bypass the LRU batches
+		 * (EINVAL: a kernel without THP, e.g. Debian's RT flavours)
+		 */
+		if (madvise(p, size, MADV_NOHUGEPAGE) && errno != EINVAL) {
 			perror("rthog: madvise(MADV_NOHUGEPAGE)");
 			return 1;
 		}

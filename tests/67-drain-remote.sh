@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# 67-drain-remote: drain/remote, the PREEMPT_RT remote drain.
+#
+# Not RT: drain/remote reads 0; writing 1 fails with EINVAL and leaves 0.
+#
+# RT, 1. CPU K is in skip_cpus (as an isolated CPU would be) and a sleeping
+# helper keeps 8 pages in its LRU batch.  For a hint caller (compaction)
+# and a strict one (a memfd seal), with lruopt's remote=1, remote=0 and the
+# stock drain: count the drain works that ran on CPU K during the call
+# (workqueue_execute_start of drain_workfn or lru_add_drain_per_cpu) and
+# read whether the helper's pages are on an LRU afterwards (/proc/kpageflags
+# through pagemap: a batched page is not).  remote=1: no work on CPU K and
+# all 8 pages drained, by either caller.  remote=0: the hint caller leaves
+# K alone (deferred, 0 of 8 on the LRU), the strict one queues work there.
+# Stock: work on K for both.
+#
+# RT, 2. CPU 1 runs a SCHED_FIFO task that spins in user space over 8
+# batched pages.  remote=1: hint and strict drains are *full* (no partial,
+# no timeout with timeout_us set), no work ran on CPU 1, the pages are on
+# the LRU, and the call did not wait for the hog; stock waits for the RT
+# throttling to let its kworker run.  Latencies are reported (RESULT).
+# lruopt-timeout: 400
+. /tests/lib.sh
+is_rt && DRAIN_REMOTE=1
+. /tests/lib-drain.sh
+drain_test_begin 67-drain-remote 3
+
+if ! is_rt; then
+	assert_eq "not PREEMPT_RT: drain/remote reads 0" 0 "$(readval "$D/remote")"
+	expect_write_fails "$D/remote" 1 EINVAL
+	skip "remote drains: PREEMPT_RT only"
+	check_dmesg_clean "no kernel warnings during 67-drain-remote"
+	exit 0
+fi
+
+assert_eq "PREEMPT_RT: drain/remote is 1 by default" 1 "$(readval /sys/module/lruopt/parameters/drain_remote)"
+expect_write_fails "$D/remote" 2 EINVAL
+dsnap_stable all0 || fail "counters stable at start"
+
+# one_call LABEL CONFIG MODE: with 8 pages pending on CPU $K, one traced
+# call of MODE (compact|memfd) under CONFIG (remote1|remote0|stock).  Sets
+# WORKS (drain works that ran on CPU $K during the call), LRU_BEFORE and
+# LRU_AFTER (the helper's pages on an LRU).
+one_call() {
+	local lb=$1 cfg=$2 mode=$3 fn=drain_workfn extra=""
+	case $cfg in
+	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
+	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
+	stock) echo 0 >"$D/enabled"; fn=lru_add_drain_per_cpu ;;
+	esac
+	[ "$mode" = memfd ] && extra="-w 1"
+	# tracing first: starting it (buffer resize, reset) may drain CPU $K
+	dtrace_start || return 1
+	start_pending "$K" 8 || return 1
+	LRU_BEFORE=$(pend_lru)
+	# shellcheck disable=SC2086
+	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"
+	dtrace_stop "/tmp/trace-$lb.txt" || return 1
+	LRU_AFTER=$(pend_lru)
+	WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec "$fn" "$K")
+	stop_pending >/dev/null
+	echo 1 >"$D/enabled"
+	echo 1 >"$D/remote"
+}
+
+check "skip_cpus=$K" dset skip_cpus "$K"
+for mode in compact memfd; do
+	for cfg in remote1 remote0 stock; do
+		lb=p$mode$cfg
+		dsnap "$lb.0"
+		one_call "$lb" "$cfg" "$mode"
+		dsnap "$lb.1"
+		diag "$mode $cfg: works on CPU $K: $WORKS; pages on LRU before $LRU_BEFORE after $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
+		assert_eq "$mode $cfg: the 8 pages are batched (off the LRU) before the call" 0 "$LRU_BEFORE"
+		case $mode/$cfg in
+		*/remote1)
+			assert_eq "$mode remote=1: no drain work ran on CPU $K" 0 "$WORKS"
+			assert_eq "$mode remote=1: all 8 pages drained onto the LRU" 8 "$LRU_AFTER"
+			check "$mode remote=1: CPU $K drained remotely (remote_drains +$(sd "$lb.0" "$lb.1" remote_drains))" \
+				test "$(sd "$lb.0" "$lb.1" remote_drains)" -ge 1
+			assert_eq "$mode remote=1: a full drain, nothing deferred (full deferred)" "1 0" \
+				"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" deferred)"
+			;;
+		compact/remote0)
+			assert_eq "compact remote=0: no drain work ran on the skipped CPU $K" 0 "$WORKS"
+			assert_eq "compact remote=0: CPU $K deferred, its 8 pages still batched" "1 0" \
+				"$(sd "$lb.0" "$lb.1" deferred) $LRU_AFTER"
+			;;
+		memfd/remote0)
+			check "memfd remote=0: the strict seal ran drain work on CPU $K ($WORKS)" test "$WORKS" -ge 1
+			assert_eq "memfd remote=0: all 8 pages drained" 8 "$LRU_AFTER"
+			;;
+		*/stock)
+			check "$mode stock: lru_add_drain_per_cpu ran on CPU $K ($WORKS)" test "$WORKS" -ge 1
+			assert_eq "$mode stock: all 8 pages drained" 8 "$LRU_AFTER"
+			;;
+		esac
+	done
+done
+check "skip_cpus back to empty" dset skip_cpus ""
+
+# ---- 2. the RT hog
+echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+check "timeout_us=2000" dset timeout_us 2000
+hog_call() {
+	local lb=$1 cfg=$2 mode=$3 fn=drain_workfn extra="" out
+	[ "$cfg" = stock ] && { echo 0 >"$D/enabled"; fn=lru_add_drain_per_cpu; }
+	[ "$mode" = memfd ] && extra="-w 2"
+	# tracing starts before and stops after the hog (both wait for RCU)
+	dtrace_start || return 1
+	start_pending_hog 1 8 || return 1
+	# shellcheck disable=SC2086
+	out=$(drain_call -c 0 -m -l "$lb" $extra "$mode") || echo "drain_call $mode failed"
+	LRU_AFTER=$(pend_lru)
+	stop_pending >/dev/null
+	dtrace_stop "/tmp/trace-$lb.txt" || return 1
+	WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec "$fn" 1)
+	NS=$(kv "$out" median_ns)
+	echo 1 >"$D/enabled"
+}
+for mode in compact memfd; do
+	st="" lo=""
+	for r in 1 2 3; do
+		for cfg in stock lruopt; do
+			lb=h${r}x$mode$cfg
+			dsnap "$lb.0"
+			hog_call "$lb" "$cfg" "$mode"
+			dsnap "$lb.1"
+			diag "hog $mode $cfg round $r: ${NS} ns, works on CPU 1: $WORKS, pages on LRU after: $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
+			if [ "$cfg" = stock ]; then
+				st="$st $NS"
+				continue
+			fi
+			lo="$lo $NS"
+			assert_eq "hog $mode round $r: one full drain, no partial, no timeout (full partial timeouts)" "1 0 0" \
+				"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" timeouts)"
+			assert_eq "hog $mode round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
+			assert_eq "hog $mode round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
+			check "hog $mode round $r: CPU 1 drained remotely" test "$(sd "$lb.0" "$lb.1" remote_drains)" -ge 1
+		done
+	done
+	sm=$(echo "$st" | tr ' ' '\n' | sed '/^$/d' | sort -n | sed -n 2p)
+	sx=$(echo "$st" | tr ' ' '\n' | sed '/^$/d' | sort -n | tail -1)
+	lm=$(echo "$lo" | tr ' ' '\n' | sed '/^$/d' | sort -n | sed -n 2p)
+	lx=$(echo "$lo" | tr ' ' '\n' | sed '/^$/d' | sort -n | tail -1)
+	diag "RESULT name=rt-hog-$mode kernel=$(kernel_short) n=3 stock_median_ns=$sm stock_max_ns=$sx lruopt_median_ns=$lm lruopt_max_ns=$lx"
+done
+
+check "knobs back to defaults" drain_defaults
+dsnap_stable all1 || fail "counters stable at end"
+check "counter invariants hold over 67-drain-remote" stats_consistent all0 all1
+check_dmesg_clean "no kernel warnings during 67-drain-remote"
+
+# ---- 3. the ENDBR64 check can refuse: fault_target=drain_endbr makes it
+# read folio_batch_move_lru, which vmlinux only ever calls directly (no
+# ENDBR64).  Remote drains are then off for the module's lifetime:
+# drain/remote reads 0, writing 1 fails, a strict drain queues work.
+check "unloaded for the ENDBR fault" unload_lruopt
+dmesg_mark 67-endbr
+check "loads with fault_target=drain_endbr" load_lruopt fault_target=drain_endbr
+n=$(dmesg_since_mark | grep -c "lruopt: drain: remote drains unavailable: a move function of mm/swap.c lacks ENDBR64")
+assert_eq "one dmesg line says remote drains are unavailable" 1 "$n"
+assert_eq "drain/remote reads 0" 0 "$(readval "$D/remote")"
+expect_write_fails "$D/remote" 1 EINVAL
+dtrace_start
+start_pending "$K" 8
+drain_call -c 0 -m -l ef -w 1 memfd >/dev/null
+dtrace_stop /tmp/trace-ef.txt
+n=$(tcount /tmp/trace-ef.txt ef 1 exec drain_workfn "$K")
+check "without remote drains the strict seal ran drain work on CPU $K ($n)" test "$n" -ge 1
+assert_eq "and drained its 8 pages" 8 "$(pend_lru)"
+stop_pending >/dev/null
+check "unloaded" unload_lruopt
+check "reloaded without the fault" load_lruopt
+assert_eq "drain/remote is 1 again" 1 "$(readval "$D/remote")"
