@@ -244,7 +244,7 @@ struct drain_call {
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
 	unsigned int remote, remote_busy;
 	bool inline_drain;
-	u64 t0;			/* first work started; 0: nothing was pending */
+	u64 t0;			/* first work (or remote drain) started; 0: none */
 	u64 wait_ns;
 };
 
@@ -509,9 +509,14 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 		 * busy group (hint callers) and the buffer-head LRUs, which
 		 * only queued work on that CPU can drain.
 		 */
-		if (remote && drain_remote_cpu(dc, cpu, !relaxed) &&
-		    !has_bh_in_lru(cpu, NULL))
-			continue;
+		if (remote) {
+			/* the remote drain is the caller's wait: counted */
+			if (!dc->t0)
+				dc->t0 = ktime_get_ns();
+			if (drain_remote_cpu(dc, cpu, !relaxed) &&
+			    !has_bh_in_lru(cpu, NULL))
+				continue;
+		}
 		/*
 		 * A skipped CPU gets no work at all: its folios stay batched
 		 * until it drains itself (its own lru_add_drain(), a full
