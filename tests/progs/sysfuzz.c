@@ -400,7 +400,8 @@ int main(int argc, char **argv)
 		current(cur, sizeof(cur));
 		common_corpus(cur);
 		adds2f("%llu", max + 1);
-		adds2f("%llu", max * 10);
+		if (max)	/* 0 * 10 is 0: in range when max is 0 */
+			adds2f("%llu", max * 10);
 		if (min > 0) {
 			adds2f("%llu", min - 1);
 		}
