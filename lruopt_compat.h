@@ -53,6 +53,14 @@ void mlock_folio(struct folio *folio);
 typedef void (*lruopt_move_fn_t)(struct lruvec *lruvec, struct folio *folio);
 void folio_batch_move_lru(struct folio_batch *fbatch, lruopt_move_fn_t move_fn);
 
+/* Move a non-empty batch, as lru_add_drain_cpu() does for each of its lists. */
+static inline void lruopt_move_batch(struct folio_batch *fbatch,
+				     lruopt_move_fn_t move_fn)
+{
+	if (folio_batch_count(fbatch))
+		folio_batch_move_lru(fbatch, move_fn);
+}
+
 /*
  * A mirror of a private structure is checked against the target kernel's
  * BTF: LRUOPT_MIRROR_SIZE(s) for struct lruopt_<s> as a whole and
@@ -173,13 +181,6 @@ static inline bool lruopt_remote_pending(unsigned int cpu, unsigned int g)
 	default:
 		return need_mlock_drain(cpu);
 	}
-}
-
-static inline void lruopt_move_batch(struct folio_batch *fbatch,
-				     lruopt_move_fn_t move_fn)
-{
-	if (folio_batch_count(fbatch))
-		folio_batch_move_lru(fbatch, move_fn);
 }
 
 /*
@@ -347,13 +348,6 @@ static inline bool lruopt_remote_pending(unsigned int cpu, unsigned int g)
 	default:
 		return need_mlock_page_drain(cpu);
 	}
-}
-
-static inline void lruopt_move_batch(struct folio_batch *fbatch,
-				     lruopt_move_fn_t move_fn)
-{
-	if (folio_batch_count(fbatch))
-		folio_batch_move_lru(fbatch, move_fn);
 }
 
 /*
