@@ -62,6 +62,14 @@ static inline void lruopt_move_batch(struct folio_batch *fbatch,
 }
 
 /*
+ * One CPU's LRU batches, grouped by the per-CPU lock that guards them (one
+ * "remote group" each, for the PREEMPT_RT remote drain): the folio lists
+ * of cpu_fbatches.lock, the rotate list, the mlock batch.  Each line's
+ * section says which lock and lists that is there.
+ */
+enum { LRUOPT_RG_FBATCHES, LRUOPT_RG_MOVE_TAIL, LRUOPT_RG_MLOCK, LRUOPT_RG_NR };
+
+/*
  * A mirror of a private structure is checked against the target kernel's
  * BTF: LRUOPT_MIRROR_SIZE(s) for struct lruopt_<s> as a whole and
  * LRUOPT_MIRROR(s, m) for the offset of each member, after the model of
@@ -148,8 +156,6 @@ void lru_activate(struct lruvec *lruvec, struct folio *folio);
  * (__folio_batch_add_and_move() picks the lock by that offset), and
  * mlock_fbatch.lock the mlock batch.
  */
-enum { LRUOPT_RG_FBATCHES, LRUOPT_RG_MOVE_TAIL, LRUOPT_RG_MLOCK, LRUOPT_RG_NR };
-
 static inline local_lock_t *lruopt_remote_lock_of(unsigned int cpu,
 						  unsigned int g)
 {
@@ -251,21 +257,6 @@ static inline struct folio *lruopt_pte_folio(struct vm_area_struct *vma,
 
 #include "lruopt_mm_internal.h"
 
-/* Same test, same order, as the kernel's cpu_needs_drain(). */
-static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
-{
-	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
-
-	return folio_batch_count(&fb->lru_add) ||
-	       folio_batch_count(&fb->lru_move_tail) ||
-	       folio_batch_count(&fb->lru_deactivate_file) ||
-	       folio_batch_count(&fb->lru_deactivate) ||
-	       folio_batch_count(&fb->lru_lazyfree) ||
-	       folio_batch_count(&fb->lru_activate) ||
-	       need_mlock_drain(cpu) ||
-	       has_bh_in_lru(cpu, NULL);
-}
-
 #elif defined(LRUOPT_BTF_mlock_pvec__SIZE)
 /* -------------------------------------------------------------- 6.1 ---- */
 
@@ -314,8 +305,6 @@ void folio_activate_fn(struct lruvec *lruvec, struct folio *folio);
  * its five lists, lru_rotate.lock the rotate list, mlock_pvec.lock the
  * mlock pagevec.
  */
-enum { LRUOPT_RG_FBATCHES, LRUOPT_RG_MOVE_TAIL, LRUOPT_RG_MLOCK, LRUOPT_RG_NR };
-
 static inline local_lock_t *lruopt_remote_lock_of(unsigned int cpu,
 						  unsigned int g)
 {
@@ -424,22 +413,6 @@ static inline unsigned int lruopt_mlock_step(struct folio *folio, pte_t *pte,
 	return 1;
 }
 
-/* Same test, same order, as the kernel's cpu_needs_drain(). */
-static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
-{
-	struct lruopt_cpu_fbatches *fb = &per_cpu(cpu_fbatches, cpu);
-
-	return folio_batch_count(&fb->lru_add) ||
-	       /* irq-locked by its owner: racy peek, as stock */
-	       data_race(folio_batch_count(&per_cpu(lru_rotate.fbatch, cpu))) ||
-	       folio_batch_count(&fb->lru_deactivate_file) ||
-	       folio_batch_count(&fb->lru_deactivate) ||
-	       folio_batch_count(&fb->lru_lazyfree) ||
-	       folio_batch_count(&fb->activate) ||
-	       need_mlock_page_drain(cpu) ||
-	       has_bh_in_lru(cpu, NULL);
-}
-
 /* 6.1 munlocks by page; the folio form is what 6.12 calls. */
 static inline void munlock_folio(struct folio *folio)
 {
@@ -449,6 +422,19 @@ static inline void munlock_folio(struct folio *folio)
 #else
 #error "target kernel has neither mlock_pvec (6.1) nor mlock_fbatch (6.12)"
 #endif
+
+/*
+ * The kernel's cpu_needs_drain(): the same lockless peeks at every batch,
+ * grouped by lock, then the buffer-head LRU (which has no group: only its
+ * own CPU can drain it).
+ */
+static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
+{
+	return lruopt_remote_pending(cpu, LRUOPT_RG_FBATCHES) ||
+	       lruopt_remote_pending(cpu, LRUOPT_RG_MOVE_TAIL) ||
+	       lruopt_remote_pending(cpu, LRUOPT_RG_MLOCK) ||
+	       has_bh_in_lru(cpu, NULL);
+}
 
 /*
  * Remote draining needs a lock another CPU can take.  On PREEMPT_RT a
