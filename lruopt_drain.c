@@ -617,6 +617,45 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 		    dc->wait_ns, res);
 }
 
+/* Can the replacement drain at all?  If not, the stock drain runs. */
+static bool drain_ready(void)
+{
+	if (!lruopt_active(&lruopt_drain_feature))
+		return false;
+	/* As stock: nothing can be queued before mm_percpu_wq exists. */
+	if (unlikely(!READ_ONCE(mm_percpu_wq))) {
+		lruopt_count(&drain_stats, DS_FALLBACKS, 1);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Drain for @dc, whose site is classified, and count the call.  @force:
+ * lru_cache_disable()'s drain, whose stock fallback forces every CPU.
+ */
+static void drain_run(struct drain_call *dc, unsigned int coalesce_us,
+		      bool force)
+{
+	enum lruopt_drain_result res;
+	u64 now = 0;
+
+	res = drain_all(dc, dc->site.class == DC_HINT);
+	if (dc->t0) {
+		now = ktime_get_ns();
+		dc->wait_ns = now - dc->t0;
+	}
+	/*
+	 * Only coalescing reads the end of the last full drain: with it off,
+	 * a full drain writes no shared line at all.
+	 */
+	if (res == LRUOPT_DRAIN_FULL && coalesce_us)
+		WRITE_ONCE(drain_last_full_ns, now ?: ktime_get_ns());
+	drain_account(dc, res);
+	if (res == LRUOPT_DRAIN_FALLBACK)
+		__lru_add_drain_all(force);
+}
+
 /**
  * lruopt_lru_add_drain_all - replacement for lru_add_drain_all()
  *
@@ -628,52 +667,74 @@ static void lruopt_lru_add_drain_all(void)
 	struct drain_call dc = {
 		.ip = (unsigned long)__builtin_return_address(0),
 	};
-	enum lruopt_drain_result res;
 	unsigned int coalesce_us;
-	u64 now = 0;
-	bool hint;
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
-	if (!lruopt_active(&lruopt_drain_feature))
+	if (!drain_ready())
 		goto stock;
-	/* As stock: nothing can be queued before mm_percpu_wq exists. */
-	if (unlikely(!READ_ONCE(mm_percpu_wq))) {
-		lruopt_count(&drain_stats, DS_FALLBACKS, 1);
-		goto stock;
-	}
 
 	dc.site = drain_site_get(dc.ip);
-	hint = dc.site.class == DC_HINT;
-
 	/* The clock is read only when coalescing can use it. */
 	coalesce_us = READ_ONCE(drain_coalesce_us);
-	if (hint && coalesce_us) {
-		now = ktime_get_ns();
-		if (now - READ_ONCE(drain_last_full_ns) <
-		    (u64)coalesce_us * NSEC_PER_USEC) {
-			drain_account(&dc, LRUOPT_DRAIN_COALESCED);
-			return;
-		}
+	if (dc.site.class == DC_HINT && coalesce_us &&
+	    ktime_get_ns() - READ_ONCE(drain_last_full_ns) <
+	    (u64)coalesce_us * NSEC_PER_USEC) {
+		drain_account(&dc, LRUOPT_DRAIN_COALESCED);
+		return;
 	}
-
-	res = drain_all(&dc, hint);
-	if (dc.t0) {
-		now = ktime_get_ns();
-		dc.wait_ns = now - dc.t0;
-	}
-	/*
-	 * Only coalescing reads the end of the last full drain: with it off,
-	 * a full drain writes no shared line at all.
-	 */
-	if (res == LRUOPT_DRAIN_FULL && coalesce_us)
-		WRITE_ONCE(drain_last_full_ns, now ?: ktime_get_ns());
-	drain_account(&dc, res);
-	if (res == LRUOPT_DRAIN_FALLBACK)
-		__lru_add_drain_all(false);
+	drain_run(&dc, coalesce_us, false);
 	return;
 stock:
 	lruopt_count(&drain_stats, DS_STOCK, 1);
 	__lru_add_drain_all(false);
+}
+
+/**
+ * lruopt_lru_cache_disable - replacement for lru_cache_disable() (RT only)
+ *
+ * Migration, CMA allocation and memory offlining stop the per-CPU LRU
+ * batches and empty them: stock increments lru_disable_count, waits for
+ * an RCU grace period and runs __lru_add_drain_all(true), which queues
+ * work on every CPU whose batches hold anything and waits for it, on an
+ * isolated CPU too.  With remote drains (PREEMPT_RT) this drains those
+ * CPUs from here instead, as a strict lru_add_drain_all() caller does:
+ * blocking on each remote lock, queued work only for buffer heads, no
+ * skipping, no bound, no coalescing.  Without them it is the stock code.
+ *
+ * lru_disable_count keeps its exact semantics: one increment, before the
+ * grace period, for every call (lru_cache_enable(), the kernel's inline,
+ * decrements it), and no return before every CPU's batches were empty.
+ * The grace period makes that last: once it has passed, every CPU that
+ * could add to a batch under its local lock sees the count (RT: inside
+ * rt_spin_lock()'s rcu_read_lock(); the stock comment lists the readers)
+ * and moves what it adds at once, so a batch drained afterwards, here or
+ * by the work, stays empty until lru_cache_enable().  A task may run the
+ * old function while another runs this one: both increment once, and
+ * either drain leaves the batches empty.
+ *
+ * Unused (and so not built) where drain_funcs leaves it out.
+ */
+static void __maybe_unused lruopt_lru_cache_disable(void)
+{
+	struct drain_call dc = {
+		.ip = (unsigned long)__builtin_return_address(0),
+	};
+
+	atomic_inc(&lru_disable_count);
+	synchronize_rcu_expedited();
+
+	lruopt_count(&drain_stats, DS_CALLS, 1);
+	if (!READ_ONCE(drain_remote) || !READ_ONCE(drain_remote_ok) ||
+	    !drain_ready())
+		goto stock;
+	dc.site = drain_site_get(dc.ip);
+	/* every caller needs every batch empty, whatever its site table says */
+	dc.site.class = DC_STRICT;
+	drain_run(&dc, 0, true);
+	return;
+stock:
+	lruopt_count(&drain_stats, DS_STOCK, 1);
+	__lru_add_drain_all(true);
 }
 
 /* ------------------------------------------------------------- sysfs */
@@ -851,11 +912,19 @@ static void lruopt_drain_exit(void)
 	drain_sites_exit();
 }
 
+/*
+ * lru_cache_disable() is replaced only where drains can go remote: on
+ * other kernels its drain would be stock's, queued work on every CPU.
+ */
 static const struct klp_func drain_funcs[] = {
 	{
 		.old_name = "lru_add_drain_all",
 		.new_func = lruopt_lru_add_drain_all,
 	},
+	LRUOPT_IF_REMOTE({
+		.old_name = "lru_cache_disable",
+		.new_func = lruopt_lru_cache_disable,
+	},)
 	{ }
 };
 

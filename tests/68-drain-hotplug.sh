@@ -8,7 +8,8 @@
 # callback runs (lruopt_drain.c, "CPU hotplug").  Here CPUs 2 and 3 go
 # offline and online 8 times each while faulting and mlocking workloads keep
 # batches filled everywhere and CPU 0 runs strict (memfd seals, the writer
-# on CPU 1) and hint (compaction) drains in loops.  Asserted: every hotplug step and every
+# on CPU 1), hint (compaction) and lru_cache_disable() (move_pages) drains
+# in loops.  Asserted: every hotplug step and every
 # drain succeeds, remote drains happened (RT, drain/remote=1), the counters
 # stay consistent, the kernel log stays clean, and the module unloads.
 # The race window itself is a few instructions wide: a clean run is
@@ -33,7 +34,10 @@ drainer "-w 1 memfd" &
 P1=$!
 drainer compact &
 P2=$!
-bg_register "$P1" "$P2"
+# move_pages: lru_cache_disable(), whose drain is remote on RT too
+drainer movepages &
+P3=$!
+bg_register "$P1" "$P2" "$P3"
 cycle() {
 	local i c
 	for i in 1 2 3 4 5 6 7 8; do
@@ -46,9 +50,10 @@ cycle() {
 }
 check "CPUs 2 and 3 offline/online 8 times each under drains" cycle
 touch /tmp/hp.stop
-wait "$P1" "$P2"
+wait "$P1" "$P2" "$P3"
 bg_unregister "$P1"
 bg_unregister "$P2"
+bg_unregister "$P3"
 assert_eq "every drain call during the storm succeeded" "" "$(sort /tmp/hp.err 2>/dev/null | uniq -c)"
 check "background workload exited cleanly" stop_workload
 assert_eq "all CPUs back online" "0-$K" "$(cat /sys/devices/system/cpu/online)"

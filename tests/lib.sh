@@ -502,7 +502,10 @@ kernel_short() {
 expected_targets() {
 	case $(kernel_short) in
 	6.1 | 6.12)
-		printf '%s\n' "lru_add_drain_all drain" "mlock_pte_range munlock"
+		printf '%s\n' "lru_add_drain_all drain"
+		# only where drains go remote: lruopt_drain.c drain_funcs
+		is_rt && printf '%s\n' "lru_cache_disable drain"
+		printf '%s\n' "mlock_pte_range munlock"
 		[ "$(memcg_expected_supported)" = 1 ] &&
 			printf '%s\n' "folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
 				"lock_page_memcg memcg" "unlock_page_memcg memcg"

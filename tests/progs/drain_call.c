@@ -22,6 +22,10 @@
  *             drain: on brd with busybox's ext2 layout the written folios
  *             are clean again by then), then time posix_fadvise(DONTNEED) of
  *             the whole file                        (hint: generic_fadvise)
+ *   movepages move_pages(2) of one page of the caller's to the node it is
+ *             already on (nothing migrates): do_pages_move() starts with
+ *             lru_cache_disable(), whose forced drain must empty every
+ *             CPU's batches (strict; lruopt replaces it on PREEMPT_RT only)
  * Options:
  *   -n N          calls (default 1)
  *   -i USEC       sleep between calls (default 0)
@@ -42,6 +46,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +57,9 @@
 #endif
 #ifndef MFD_ALLOW_SEALING
 #define MFD_ALLOW_SEALING 2U
+#endif
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE (1 << 1)
 #endif
 #ifndef F_ADD_SEALS
 #define F_ADD_SEALS 1033
@@ -173,6 +181,25 @@ static int memfd_finish(int fd, pid_t child, int go_fd)
 	return 0;
 }
 
+/*
+ * movepages: move @page to the node it is on; the kernel still disables the
+ * LRU caches (and drains them) first.  Returns 0 or an errno.
+ */
+static int move_page_in_place(void *page)
+{
+	int node = -1, status = -1;
+
+	/* nodes NULL: only query where the page is */
+	if (syscall(SYS_move_pages, 0, 1UL, &page, NULL, &node, 0))
+		return errno;
+	if (node < 0)
+		return -node;
+	if (syscall(SYS_move_pages, 0, 1UL, &page, &node, &status,
+		    MPOL_MF_MOVE))
+		return errno;
+	return status == node ? 0 : (status < 0 ? -status : EXDEV);
+}
+
 int main(int argc, char **argv)
 {
 	long n = 1, interval = 0, cpu = -1, wcpu = 1, pages = 4, kib = 16, i;
@@ -180,6 +207,7 @@ int main(int argc, char **argv)
 	double t_start;
 	const char *mode, *file = NULL;
 	int opt, verbose = 0, use_marker = 0, errors = 0, last_errno = 0;
+	int movepages = 0;
 	int cfd = -1, ffd;
 	unsigned char *area = NULL;
 	volatile unsigned char *fmap;
@@ -256,6 +284,15 @@ int main(int argc, char **argv)
 		if (!wbuf)
 			return 1;
 		memset(wbuf, 0xa5, kib << 10);
+	} else if (!strcmp(mode, "movepages")) {
+		area = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (area == MAP_FAILED) {
+			perror("drain_call: mmap");
+			return 1;
+		}
+		area[0] = 1;
+		movepages = 1;
 	} else if (strcmp(mode, "memfd")) {
 		goto usage;
 	}
@@ -299,6 +336,8 @@ int main(int argc, char **argv)
 		if (cfd >= 0) {
 			if (pwrite(cfd, "1", 1, 0) != 1)
 				rc = errno;
+		} else if (movepages) {
+			rc = move_page_in_place(area);
 		} else if (area) {
 			if (madvise(area, sysconf(_SC_PAGESIZE), MADV_COLLAPSE))
 				rc = errno;
@@ -341,6 +380,6 @@ int main(int argc, char **argv)
 	       errors, last_errno);
 	return errors ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: drain_call [-n N] [-i USEC] [-c CPU] [-w CPU] [-p PAGES] [-f FILE] [-k KIB] [-l LABEL] [-m] [-v] compact|collapse|memfd|fadvise\n");
+	fprintf(stderr, "usage: drain_call [-n N] [-i USEC] [-c CPU] [-w CPU] [-p PAGES] [-f FILE] [-k KIB] [-l LABEL] [-m] [-v] compact|collapse|memfd|fadvise|movepages\n");
 	return 2;
 }
