@@ -448,8 +448,8 @@ static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
  */
 #ifdef CONFIG_PREEMPT_RT
 #define LRUOPT_REMOTE_GROUPS LRUOPT_RG_NR
-/* what exists only where drains can go remote (a klp_func entry) */
-#define LRUOPT_IF_REMOTE(...) __VA_ARGS__
+/* an array entry that exists only where drains can go remote (klp_func) */
+#define LRUOPT_IF_REMOTE(...) __VA_ARGS__,
 
 static inline bool lruopt_remote_lock(local_lock_t *lock, bool block)
 {

@@ -111,9 +111,12 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 /*
  * skipped_cpus counts the CPUs a hint caller left (partly) undrained,
  * deferred those of them that got no work either: equal, since a skipped
- * CPU never gets work.  remote_drains counts CPUs drained from the
- * caller's CPU (every group locked), remote_busy the CPUs where a hint
- * caller's trylock failed on at least one group.
+ * CPU never gets work.  remote_drains counts CPUs whose folio batches were
+ * drained from the caller's CPU (every non-empty group locked),
+ * remote_busy the CPUs where a hint caller's trylock failed on at least
+ * one group.  A skipped CPU drained remotely but with buffer heads in its
+ * bh LRU counts in both remote_drains and deferred: its folios are on the
+ * LRU, its bh LRU waits for the CPU itself.
  */
 
 static const bool drain_stat_is_max[DS_NR] = { [DS_WAIT_MAX] = true };
@@ -373,12 +376,14 @@ static int drain_remote_hp_dead(unsigned int cpu)
 /*
  * Drain @cpu's batches from here, one group (one lock) after the other.
  * @block: strict caller, wait for a busy lock (PI); else trylock.  Returns
- * true when every group was locked (and drained, or found empty).
+ * true when every group was locked (and drained, or found empty).  Counted
+ * as a remote drain only if some group held folios: a CPU whose only
+ * content is its buffer-head LRU is the queued work's.
  */
 static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
 			     bool block)
 {
-	bool busy = false;
+	bool busy = false, drained = false;
 	unsigned int g;
 
 	for (g = 0; g < LRUOPT_REMOTE_GROUPS; g++) {
@@ -394,10 +399,11 @@ static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
 		if (cpumask_test_cpu(cpu, &drain_remote_cpus))
 			lruopt_remote_drain_group(cpu, g);
 		lruopt_remote_unlock(lock);
+		drained = true;
 	}
 	if (busy)
 		dc->remote_busy++;
-	else
+	else if (drained)
 		dc->remote++;
 	return !busy;
 }
@@ -924,7 +930,7 @@ static const struct klp_func drain_funcs[] = {
 	LRUOPT_IF_REMOTE({
 		.old_name = "lru_cache_disable",
 		.new_func = lruopt_lru_cache_disable,
-	},)
+	})
 	{ }
 };
 
