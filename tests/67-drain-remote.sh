@@ -29,7 +29,7 @@ drain_test_begin 67-drain-remote 3
 if ! is_rt; then
 	assert_eq "not PREEMPT_RT: drain/remote reads 0" 0 "$(readval "$D/remote")"
 	expect_write_fails "$D/remote" 1 EINVAL
-	skip "remote drains: PREEMPT_RT only"
+	skip "remote drains" "PREEMPT_RT only"
 	check_dmesg_clean "no kernel warnings during 67-drain-remote"
 	exit 0
 fi
@@ -43,11 +43,11 @@ dsnap_stable all0 || fail "counters stable at start"
 # WORKS (drain works that ran on CPU $K during the call), LRU_BEFORE and
 # LRU_AFTER (the helper's pages on an LRU).
 one_call() {
-	local lb=$1 cfg=$2 mode=$3 fn=drain_workfn extra=""
+	local lb=$1 cfg=$2 mode=$3 extra=""
 	case $cfg in
 	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
 	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
-	stock) echo 0 >"$D/enabled"; fn=lru_add_drain_per_cpu ;;
+	stock) echo 0 >"$D/enabled" ;;
 	esac
 	[ "$mode" = memfd ] && extra="-w 1"
 	# tracing first: starting it (buffer resize, reset) may drain CPU $K
@@ -58,7 +58,7 @@ one_call() {
 	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"
 	dtrace_stop "/tmp/trace-$lb.txt" || return 1
 	LRU_AFTER=$(pend_lru)
-	WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec "$fn" "$K")
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 "$K")
 	stop_pending >/dev/null
 	echo 1 >"$D/enabled"
 	echo 1 >"$D/remote"
@@ -92,7 +92,7 @@ for mode in compact memfd; do
 			assert_eq "memfd remote=0: all 8 pages drained" 8 "$LRU_AFTER"
 			;;
 		*/stock)
-			check "$mode stock: lru_add_drain_per_cpu ran on CPU $K ($WORKS)" test "$WORKS" -ge 1
+			check "$mode stock: drain work (lru_add_drain_per_cpu) ran on CPU $K ($WORKS)" test "$WORKS" -ge 1
 			assert_eq "$mode stock: all 8 pages drained" 8 "$LRU_AFTER"
 			;;
 		esac
@@ -104,8 +104,8 @@ check "skip_cpus back to empty" dset skip_cpus ""
 echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 check "timeout_us=2000" dset timeout_us 2000
 hog_call() {
-	local lb=$1 cfg=$2 mode=$3 fn=drain_workfn extra="" out
-	[ "$cfg" = stock ] && { echo 0 >"$D/enabled"; fn=lru_add_drain_per_cpu; }
+	local lb=$1 cfg=$2 mode=$3 extra="" out
+	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
 	[ "$mode" = memfd ] && extra="-w 2"
 	# tracing starts before and stops after the hog (both wait for RCU)
 	dtrace_start || return 1
@@ -115,7 +115,7 @@ hog_call() {
 	LRU_AFTER=$(pend_lru)
 	stop_pending >/dev/null
 	dtrace_stop "/tmp/trace-$lb.txt" || return 1
-	WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec "$fn" 1)
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 1)
 	NS=$(kv "$out" median_ns)
 	echo 1 >"$D/enabled"
 }

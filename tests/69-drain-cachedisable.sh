@@ -37,7 +37,7 @@ has_target() {
 if ! is_rt; then
 	check_not "not PREEMPT_RT: lru_cache_disable is not a target" has_target lru_cache_disable
 	check "move_pages works with lruopt loaded" drain_call -c 0 movepages
-	skip "remote lru_cache_disable(): PREEMPT_RT only"
+	skip "remote lru_cache_disable()" "replaced on PREEMPT_RT only"
 	check_dmesg_clean "no kernel warnings during 69-drain-cachedisable"
 	exit 0
 fi
@@ -63,8 +63,7 @@ one_call() {
 	drain_call -c 0 -m -l "$lb" movepages >/dev/null || echo "drain_call movepages failed"
 	dtrace_stop "/tmp/trace-$lb.txt" || return 1
 	LRU_AFTER=$(pend_lru)
-	WORKS=$(( $(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec drain_workfn "$K") +
-		$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec lru_add_drain_per_cpu "$K") ))
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 "$K")
 	STOCK_WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec lru_add_drain_per_cpu "$K")
 	stop_pending >/dev/null
 	echo 1 >"$D/enabled"
@@ -108,15 +107,15 @@ diag "callers:" "$(cat "$D/callers")"
 
 # ---- 2. the RT hog
 hog_call() {
-	local lb=$1 cfg=$2 fn=drain_workfn out
-	[ "$cfg" = stock ] && { echo 0 >"$D/enabled"; fn=lru_add_drain_per_cpu; }
+	local lb=$1 cfg=$2 out
+	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
 	dtrace_start || return 1
 	start_pending_hog 1 8 || return 1
 	out=$(drain_call -c 0 -m -l "$lb" movepages) || echo "drain_call movepages failed"
 	LRU_AFTER=$(pend_lru)
 	stop_pending >/dev/null
 	dtrace_stop "/tmp/trace-$lb.txt" || return 1
-	WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec "$fn" 1)
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 1)
 	NS=$(kv "$out" median_ns)
 	echo 1 >"$D/enabled"
 }
