@@ -7,8 +7,12 @@
 # drains, no work queued there); with 0 they do (full drains that waited for
 # CPU 3's drain work); strict callers wait either way.  Deterministic with a
 # sleeping helper holding 8 pending pages on CPU 3, then with CPU 3 hogged
-# by a SCHED_FIFO task that keeps faulting pages.  On PREEMPT_RT also with
-# drain/remote=1: hint and strict drains leave no work on CPU 3.
+# by a SCHED_FIFO task that keeps faulting pages.  A long-term GUP pin
+# (io_uring fixed buffers of pages in ZONE_MOVABLE: the boot has
+# movablecore=50%) is a strict caller: it drains CPU 3 whatever
+# skip_isolated says.  On PREEMPT_RT also with drain/remote=1: hint and
+# strict drains (compaction; memfd seal, long-term pin, move_pages'
+# lru_cache_disable()) leave no work on CPU 3 and its pages on the LRU.
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -20,6 +24,10 @@ if ! assert_eq "booted with isolcpus=$ISO (/sys/devices/system/cpu/isolated)" "$
 	exit 1
 fi
 assert_eq "CPU $ISO is nohz_full" "$ISO" "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
+movable=$(awk '$1 == "Node" && $4 == "Movable" { z = 1; next }
+	z && $1 == "present" { print $2; exit }' /proc/zoneinfo)
+check "booted with a ZONE_MOVABLE (movablecore=50%: ${movable:-no} pages present)" \
+	test "${movable:-0}" -gt 0
 ensure_loaded || exit 1
 pin_shell_cpu0
 trap drain_cleanup EXIT
@@ -82,12 +90,36 @@ assert_eq "strict memfd seals with skip_isolated=1: row skipped +0, 2 full drain
 assert_eq "skip_isolated=0 under the hog: nothing skipped, 2 full drains (waited for CPU $ISO)" "0 2" \
 	"$(sd h0.0 h0.1 skipped_cpus) $(sd h0.0 h0.1 full_drains)"
 
-# ---- 3. PREEMPT_RT, drain/remote=1: the isolated CPU is drained from
+# ---- 3. a long-term pin is strict: skip_isolated=1 does not spare CPU 3
+# (drain/remote is 0 here, on RT too: by queued work)
+RX_PIN='^(collect_longterm_unpinnable|check_and_migrate_movable|migrate_longterm_unpinnable|__gup_longterm_locked)'
+traced_pin() {	# LABEL: one long-term pin of 4 pages batched on CPU 1, CPU ISO pending
+	dtrace_start || return 1
+	start_pending $ISO 8 || return 1
+	dsnap "$1.0"
+	drain_call -c 0 -m -l "$1" -w 1 -p 4 pin >/dev/null || return 1
+	dsnap "$1.1"
+	dtrace_stop "/tmp/trace-$1.txt" || return 1
+	ISO_LRU=$(pend_lru)
+	stop_pending
+}
+check "skip_isolated=1" dset skip_isolated 1
+check "long-term pin of 4 batched ZONE_MOVABLE pages, CPU $ISO pending" traced_pin p1
+diag "$(show_snap_delta p1.0 p1.1)" "$(crows p1.1 "$RX_PIN")"
+assert_eq "pin: one strict full drain in the pinning row (calls full class)" "1 1 strict" \
+	"$(crd p1.0 p1.1 "$RX_PIN" calls) $(crd p1.0 p1.1 "$RX_PIN" full_drains) $(cclass p1.1 "$RX_PIN")"
+assert_eq "pin: the isolated CPU was not skipped (skipped_cpus deferred)" "0 0" \
+	"$(sd p1.0 p1.1 skipped_cpus) $(sd p1.0 p1.1 deferred)"
+assert_eq "pin: CPU $ISO's 8 pages drained onto the LRU" 8 "$ISO_LRU"
+n=$(tworks /tmp/trace-p1.txt p1 1 $ISO)
+check "pin: CPU $ISO drained by its drain work (drain/remote=0; $n)" test "$n" -ge 1
+
+# ---- 4. PREEMPT_RT, drain/remote=1: the isolated CPU is drained from
 # CPU 0 under its own locks, by hint and strict callers alike: no drain
 # work runs there at all, and its pages are on the LRU afterwards.
 rt_iso() {	# LABEL MODE: one traced call with CPU ISO pending
 	local extra=""
-	[ "$2" = memfd ] && extra="-w 1"
+	case $2 in memfd) extra="-w 1" ;; pin) extra="-w 1 -p 4" ;; esac
 	dtrace_start || return 1
 	start_pending $ISO 8 || return 1
 	dsnap "$1.0"
@@ -100,17 +132,17 @@ rt_iso() {	# LABEL MODE: one traced call with CPU ISO pending
 }
 if is_rt; then
 	check "remote=1, skip_isolated=1" sh -c "echo 1 >$D/remote && echo 1 >$D/skip_isolated"
-	for m in compact memfd; do
+	for m in compact memfd pin movepages; do
 		check "remote=1: $m drain, CPU $ISO pending" rt_iso r$m $m
 		diag "$(show_snap_delta r$m.0 r$m.1)"
 		assert_eq "remote=1 $m: no drain work queued on or run by CPU $ISO (whole trace)" "0 0" \
-			"$(tcount /tmp/trace-r$m.txt - 1 queue drain_workfn $ISO) $(tcount /tmp/trace-r$m.txt - 1 exec drain_workfn $ISO)"
+			"$(($(tcount /tmp/trace-r$m.txt - 1 queue drain_workfn $ISO) + $(tcount /tmp/trace-r$m.txt - 1 queue lru_add_drain_per_cpu $ISO))) $(tworks /tmp/trace-r$m.txt - 1 $ISO)"
 		assert_eq "remote=1 $m: CPU $ISO's 8 pages drained onto the LRU" 8 "$ISO_LRU"
 		assert_eq "remote=1 $m: a full drain, nothing deferred (full deferred)" "1 0" \
 			"$(sd r$m.0 r$m.1 full_drains) $(sd r$m.0 r$m.1 deferred)"
 	done
 else
-	skip "remote drains of the isolated CPU: PREEMPT_RT only"
+	skip "remote drains of the isolated CPU" "PREEMPT_RT only"
 fi
 
 check "knobs back to defaults" drain_defaults

@@ -26,12 +26,22 @@
  *             already on (nothing migrates): do_pages_move() starts with
  *             lru_cache_disable(), whose forced drain must empty every
  *             CPU's batches (strict; lruopt replaces it on PREEMPT_RT only)
+ *   pin       fault -p fresh pages on the writer CPU (-w; the caller moves
+ *             there and back), then pin them long-term from the caller's
+ *             CPU: io_uring's IORING_REGISTER_BUFFERS (FOLL_LONGTERM).
+ *             Booted with movablecore=, the pages are in ZONE_MOVABLE and
+ *             must be migrated before they may be pinned, and as they are
+ *             still in the writer CPU's LRU batch, which the pinning CPU's
+ *             own lru_add_drain() (newer kernels try that first) cannot
+ *             empty, the kernel calls lru_add_drain_all() (strict:
+ *             collect_longterm_unpinnable_*()); the buffers are then
+ *             unregistered
  * Options:
  *   -n N          calls (default 1)
  *   -i USEC       sleep between calls (default 0)
  *   -c CPU        pin the caller to CPU first
- *   -w CPU        memfd writer CPU (default 1)
- *   -p PAGES      memfd pages (default 4)
+ *   -w CPU        memfd writer and pin faulting CPU (default 1)
+ *   -p PAGES      memfd and pin pages (default 4)
  *   -f FILE, -k KIB   fadvise target and write size (default 16)
  *   -l LABEL      name= of the RESULT line (default MODE)
  *   -m            write "drain_call LABEL begin I" / "... end I" to the
@@ -47,6 +57,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <linux/io_uring.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,6 +212,75 @@ static int move_page_in_place(void *page)
 	return status == node ? 0 : (status < 0 ? -status : EXDEV);
 }
 
+/*
+ * pin: an io_uring whose only use is registering a fixed buffer of @pages
+ * fresh pages, faulted on @wcpu (so in that CPU's LRU batch); the caller
+ * is pinned back to @cpu (-1: not pinned) afterwards.  Returns the ring's
+ * fd, or -1 with errno set; the buffer goes to *@iov.
+ */
+static int pin_prepare(long pages, long wcpu, long cpu, struct iovec *iov)
+{
+	cpu_set_t all;
+	size_t len = pages * 4096;
+	struct io_uring_params p;
+	unsigned char *m;
+	int fd, e;
+	long i;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(__NR_io_uring_setup, 1, &p);
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (m == MAP_FAILED) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	/* small folios: a huge one is never batched */
+	madvise(m, len, MADV_NOHUGEPAGE);
+	CPU_ZERO(&all);
+	sched_getaffinity(0, sizeof(all), &all);
+	if (pin(wcpu)) {
+		e = errno;
+		munmap(m, len);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	for (i = 0; i < pages; i++)
+		m[i * 4096] = 1;
+	if (cpu >= 0 ? pin(cpu) : sched_setaffinity(0, sizeof(all), &all)) {
+		e = errno;
+		munmap(m, len);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	iov->iov_base = m;
+	iov->iov_len = len;
+	return fd;
+}
+
+/* pin: the long-term pin itself; 0 or an errno */
+static int pin_call(int fd, struct iovec *iov)
+{
+	if (syscall(__NR_io_uring_register, fd, IORING_REGISTER_BUFFERS, iov, 1))
+		return errno;
+	return 0;
+}
+
+static void pin_finish(int fd, struct iovec *iov, int registered)
+{
+	if (registered)
+		syscall(__NR_io_uring_register, fd, IORING_UNREGISTER_BUFFERS,
+			NULL, 0);
+	munmap(iov->iov_base, iov->iov_len);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	long n = 1, interval = 0, cpu = -1, wcpu = 1, pages = 4, kib = 16, i;
@@ -207,7 +288,8 @@ int main(int argc, char **argv)
 	double t_start;
 	const char *mode, *file = NULL;
 	int opt, verbose = 0, use_marker = 0, errors = 0, last_errno = 0;
-	int movepages = 0;
+	int movepages = 0, longterm = 0, pfd = -1;
+	struct iovec piov;
 	int cfd = -1, ffd;
 	unsigned char *area = NULL;
 	volatile unsigned char *fmap;
@@ -284,6 +366,8 @@ int main(int argc, char **argv)
 		if (!wbuf)
 			return 1;
 		memset(wbuf, 0xa5, kib << 10);
+	} else if (!strcmp(mode, "pin")) {
+		longterm = 1;
 	} else if (!strcmp(mode, "movepages")) {
 		area = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -312,6 +396,13 @@ int main(int argc, char **argv)
 
 		if (!strcmp(mode, "memfd"))
 			mfd = memfd_prepare(wcpu, pages, &child, &go_fd);
+		if (longterm) {
+			pfd = pin_prepare(pages, wcpu, cpu, &piov);
+			if (pfd < 0) {
+				perror("drain_call: io_uring_setup/mmap");
+				return 1;
+			}
+		}
 		ffd = -1;
 		fmap = NULL;
 		if (wbuf) {
@@ -338,6 +429,8 @@ int main(int argc, char **argv)
 				rc = errno;
 		} else if (movepages) {
 			rc = move_page_in_place(area);
+		} else if (longterm) {
+			rc = pin_call(pfd, &piov);
 		} else if (area) {
 			if (madvise(area, sysconf(_SC_PAGESIZE), MADV_COLLAPSE))
 				rc = errno;
@@ -352,6 +445,8 @@ int main(int argc, char **argv)
 
 		if (mfd >= 0 && memfd_finish(mfd, child, go_fd))
 			errors++;
+		if (longterm)
+			pin_finish(pfd, &piov, !rc);
 		if (fmap)
 			munmap((void *)fmap, 4096);
 		if (ffd >= 0)
@@ -380,6 +475,6 @@ int main(int argc, char **argv)
 	       errors, last_errno);
 	return errors ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: drain_call [-n N] [-i USEC] [-c CPU] [-w CPU] [-p PAGES] [-f FILE] [-k KIB] [-l LABEL] [-m] [-v] compact|collapse|memfd|fadvise|movepages\n");
+	fprintf(stderr, "usage: drain_call [-n N] [-i USEC] [-c CPU] [-w CPU] [-p PAGES] [-f FILE] [-k KIB] [-l LABEL] [-m] [-v] compact|collapse|memfd|fadvise|movepages|pin\n");
 	return 2;
 }
