@@ -272,8 +272,9 @@ drain_trace_begin() {
 	echo 1 >"$TRACE_INST/tracing_on"
 }
 
-# drain_trace_end: stop and print the count (empty if tracing failed or the
-# buffer overflowed, so that no wrong number is ever reported)
+# drain_trace_end [CPU]: stop and print the count, of the work items that
+# ran on CPU only if given (empty if tracing failed or the buffer
+# overflowed, so that no wrong number is ever reported)
 drain_trace_end() {
 	local n lost
 	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] || return 1
@@ -284,7 +285,16 @@ drain_trace_end() {
 		: >"$TRACE_INST/trace"
 		return 1
 	fi
-	n=$(grep -cE 'function (lru_add_drain_per_cpu|drain_workfn)' "$TRACE_INST/trace")
+	n=$(awk -v cpu="${1:-any}" '
+		/function (lru_add_drain_per_cpu|drain_workfn)( |$)/ {
+			if (cpu == "any") { n++; next }
+			for (k = 1; k <= NF; k++)
+				if ($k ~ /^\[[0-9]+\]$/) {
+					if (substr($k, 2, length($k) - 2) + 0 == cpu) n++
+					break
+				}
+		}
+		END { print n + 0 }' "$TRACE_INST/trace")
 	: >"$TRACE_INST/trace"
 	echo "$n"
 }

@@ -8,14 +8,19 @@
 # 6 times each (--quick: 3), 20-1000 ms apart (random, so that the calls
 # land at random phases of the 1 s RT throttling period):
 #   compact   write /proc/sys/vm/compact_memory (drain + a compaction pass)
-#   collapse  madvise(MADV_COLLAPSE) of one page (drain + nothing)
+#   collapse  madvise(MADV_COLLAPSE) of one page (drain + nothing; only
+#             with THP, which Debian's RT flavours lack)
+# and, on PREEMPT_RT, through a strict one, 6 times (--quick: 3):
+#   seal      F_SEAL_WRITE on a memfd whose pages are batched on CPU 2
+#             (strict: every CPU is drained, the hogged one too; with
+#             lruopt's remote drains from CPU 0, under CPU 1's own lock)
 # Metrics: median and maximum latency of one call of each.  Config B sets
 # drain/timeout_us=2000: lruopt waits at most 2 ms for CPU 1 (the work
 # stays queued and runs when it can).
 . "$(dirname "$0")/bench-lib.sh"
 
-WL_DESC="compact_memory / MADV_COLLAPSE from CPU 0 while a SCHED_FIFO task faults pages on CPU 1"
-WL_PROGS="rthog ab_drainlat"
+WL_DESC="compact_memory / MADV_COLLAPSE (with THP) / memfd seal (on RT) from CPU 0 while a SCHED_FIFO task faults pages on CPU 1"
+WL_PROGS="rthog ab_drainlat drain_call setfifo"
 WL_TUNE="drain/timeout_us 2000"
 
 wl_setup() {
@@ -38,16 +43,30 @@ wl_run() {
 	done
 	sleep 0.2
 	n=$(qf 3 6)
-	c=$(ab_drainlat compact "$n" 20000 0 980000) &&
-		m=$(ab_drainlat collapse "$n" 20000 0 980000)
+	m="" sl=""
+	c=$(ab_drainlat compact "$n" 20000 0 980000)
 	rc=$?
+	if [ $rc -eq 0 ] && [ -d /sys/kernel/mm/transparent_hugepage ]; then
+		m=$(ab_drainlat collapse "$n" 20000 0 980000)
+		rc=$?
+	fi
+	if [ $rc -eq 0 ] && uname -v | grep -q PREEMPT_RT; then
+		sl=$(drain_call -c 0 -w 2 -n "$n" -i 20000 -l rt-seal memfd)
+		rc=$?
+	fi
 	kill -TERM $hog
 	wait $hog
 	[ $rc -eq 0 ] || exit 1
 	result compact_median "$(kv "$c" median_us)" us lower
 	result compact_max "$(kv "$c" max_us)" us lower
-	result collapse_median "$(kv "$m" median_us)" us lower
-	result collapse_max "$(kv "$m" max_us)" us lower
+	if [ -n "$m" ]; then
+		result collapse_median "$(kv "$m" median_us)" us lower
+		result collapse_max "$(kv "$m" max_us)" us lower
+	fi
+	if [ -n "$sl" ]; then
+		result seal_median "$(ns2us "$(kv "$sl" median_ns)")" us lower
+		result seal_max "$(ns2us "$(kv "$sl" max_ns)")" us lower
+	fi
 }
 
 bench_main "$@"
