@@ -24,6 +24,7 @@
 #   make check-rt             make check on the two PREEMPT_RT kernels only
 #   make check-deb            the Debian package: build, lintian, install, purge
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
+#   make debug-kernel-rt      build+install a PREEMPT_RT lockdep 6.12 kernel
 #
 # Each kernel gets its own build directory, build/<kver>/, holding symlinks
 # to the sources, the generated BTF layout header and the module.
@@ -172,7 +173,7 @@ help:
 # ------------------------------------------------------------ quality gates
 
 .PHONY: tools w1 kerneldoc install uninstall dkms-install dkms-remove \
-	dkms-src deb check-rt debug-kernel
+	dkms-src deb check-rt debug-kernel debug-kernel-rt
 
 # The stock kernels the gates build for (override: KERNELS="<kver> ...").
 KERNELS = $(shell scripts/kernels)
@@ -329,3 +330,9 @@ check-deb:
 debug-kernel:
 	scripts/deps --debug-kernel
 	scripts/build-debug-kernel --install
+
+# The 6.12 PREEMPT_RT lockdep kernel from linux-source-6.12, installed the
+# same way ("scripts/build-debug-kernel --rt --release" names it).
+debug-kernel-rt:
+	scripts/deps --debug-kernel
+	scripts/build-debug-kernel --rt --install
