@@ -103,48 +103,17 @@ check "skip_cpus back to empty" dset skip_cpus ""
 # ---- 2. the RT hog
 echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 check "timeout_us=2000" dset timeout_us 2000
-hog_call() {
-	local lb=$1 cfg=$2 mode=$3 extra="" out
-	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
-	[ "$mode" = memfd ] && extra="-w 2"
-	# tracing starts before and stops after the hog (both wait for RCU)
-	dtrace_start || return 1
-	start_pending_hog 1 8 || return 1
-	# shellcheck disable=SC2086
-	out=$(drain_call -c 0 -m -l "$lb" $extra "$mode") || echo "drain_call $mode failed"
-	LRU_AFTER=$(pend_lru)
-	stop_pending >/dev/null
-	dtrace_stop "/tmp/trace-$lb.txt" || return 1
-	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 1)
-	NS=$(kv "$out" median_ns)
-	echo 1 >"$D/enabled"
+# an lruopt round next to the hog: full, no work on CPU 1, pages drained
+hog_ok() {
+	local lb=$1 r=$2
+	assert_eq "hog $mode round $r: one full drain, no partial, no timeout (full partial timeouts)" "1 0 0" \
+		"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" timeouts)"
+	assert_eq "hog $mode round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
+	assert_eq "hog $mode round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
+	check "hog $mode round $r: CPU 1 drained remotely" test "$(sd "$lb.0" "$lb.1" remote_drains)" -ge 1
 }
 for mode in compact memfd; do
-	st="" lo=""
-	for r in 1 2 3; do
-		for cfg in stock lruopt; do
-			lb=h${r}x$mode$cfg
-			dsnap "$lb.0"
-			hog_call "$lb" "$cfg" "$mode"
-			dsnap "$lb.1"
-			diag "hog $mode $cfg round $r: ${NS} ns, works on CPU 1: $WORKS, pages on LRU after: $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
-			if [ "$cfg" = stock ]; then
-				st="$st $NS"
-				continue
-			fi
-			lo="$lo $NS"
-			assert_eq "hog $mode round $r: one full drain, no partial, no timeout (full partial timeouts)" "1 0 0" \
-				"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" timeouts)"
-			assert_eq "hog $mode round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
-			assert_eq "hog $mode round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
-			check "hog $mode round $r: CPU 1 drained remotely" test "$(sd "$lb.0" "$lb.1" remote_drains)" -ge 1
-		done
-	done
-	sm=$(echo "$st" | tr ' ' '\n' | sed '/^$/d' | sort -n | sed -n 2p)
-	sx=$(echo "$st" | tr ' ' '\n' | sed '/^$/d' | sort -n | tail -1)
-	lm=$(echo "$lo" | tr ' ' '\n' | sed '/^$/d' | sort -n | sed -n 2p)
-	lx=$(echo "$lo" | tr ' ' '\n' | sed '/^$/d' | sort -n | tail -1)
-	diag "RESULT name=rt-hog-$mode kernel=$(kernel_short) n=3 stock_median_ns=$sm stock_max_ns=$sx lruopt_median_ns=$lm lruopt_max_ns=$lx"
+	hog_rounds "$mode" hog_ok
 done
 
 check "knobs back to defaults" drain_defaults

@@ -106,41 +106,15 @@ stop_pending >/dev/null
 diag "callers:" "$(cat "$D/callers")"
 
 # ---- 2. the RT hog
-hog_call() {
-	local lb=$1 cfg=$2 out
-	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
-	dtrace_start || return 1
-	start_pending_hog 1 8 || return 1
-	out=$(drain_call -c 0 -m -l "$lb" movepages) || echo "drain_call movepages failed"
-	LRU_AFTER=$(pend_lru)
-	stop_pending >/dev/null
-	dtrace_stop "/tmp/trace-$lb.txt" || return 1
-	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 1)
-	NS=$(kv "$out" median_ns)
-	echo 1 >"$D/enabled"
+# an lruopt round next to the hog: full, no work on CPU 1, pages drained
+hog_ok() {
+	local lb=$1 r=$2
+	assert_eq "hog round $r: one full drain, no partial, no stock (full partial stock)" "1 0 0" \
+		"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" stock)"
+	assert_eq "hog round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
+	assert_eq "hog round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
 }
-st="" lo=""
-for r in 1 2 3; do
-	for cfg in stock lruopt; do
-		lb=h${r}$cfg
-		dsnap "$lb.0"
-		hog_call "$lb" "$cfg"
-		dsnap "$lb.1"
-		diag "hog $cfg round $r: ${NS} ns, works on CPU 1: $WORKS, pages on LRU after: $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
-		if [ "$cfg" = stock ]; then
-			st="$st $NS"
-			continue
-		fi
-		lo="$lo $NS"
-		assert_eq "hog round $r: one full drain, no partial, no stock (full partial stock)" "1 0 0" \
-			"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" stock)"
-		assert_eq "hog round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
-		assert_eq "hog round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
-	done
-done
-med() { echo "$1" | tr ' ' '\n' | sed '/^$/d' | sort -n | sed -n 2p; }
-mx() { echo "$1" | tr ' ' '\n' | sed '/^$/d' | sort -n | tail -1; }
-diag "RESULT name=rt-hog-movepages kernel=$(kernel_short) n=3 stock_median_ns=$(med "$st") stock_max_ns=$(mx "$st") lruopt_median_ns=$(med "$lo") lruopt_max_ns=$(mx "$lo")"
+hog_rounds movepages hog_ok
 
 check "knobs back to defaults" drain_defaults
 dsnap_stable all1 || fail "counters stable at end"

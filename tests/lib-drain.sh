@@ -338,6 +338,63 @@ twindow() {
 		ends($0, e) { inw = 0 }' "$1" | head -40
 }
 
+# ------------------------------------------------------------------ the RT hog
+
+# hog_call LABEL CONFIG MODE: one traced drain_call MODE (compact, memfd
+# with its writer on CPU 2, movepages) from CPU 0 while a SCHED_FIFO task
+# spins on CPU 1 over 8 batched pages; CONFIG stock runs it with
+# drain/enabled=0.  Sets NS (the call's time), WORKS (drain works of either
+# kind that ran on CPU 1 during it) and LRU_AFTER (the hog's pages on an
+# LRU afterwards).
+hog_call() {
+	local lb=$1 cfg=$2 mode=$3 extra="" out
+	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
+	[ "$mode" = memfd ] && extra="-w 2"
+	# tracing starts before and stops after the hog (both wait for RCU)
+	dtrace_start || return 1
+	start_pending_hog 1 8 || return 1
+	# shellcheck disable=SC2086
+	out=$(drain_call -c 0 -m -l "$lb" $extra "$mode") || echo "drain_call $mode failed"
+	LRU_AFTER=$(pend_lru)
+	stop_pending >/dev/null
+	dtrace_stop "/tmp/trace-$lb.txt" || return 1
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 1)
+	NS=$(kv "$out" median_ns)
+	echo 1 >"$D/enabled"
+}
+
+# nth_of "V..." N: the N-th smallest of the values (N "max": the largest)
+nth_of() {
+	local v
+	v=$(echo "$1" | tr ' ' '
+' | sed '/^$/d' | sort -n)
+	if [ "$2" = max ]; then echo "$v" | tail -1; else echo "$v" | sed -n "$2p"; fi
+}
+
+# hog_rounds MODE ASSERT: three rounds of hog_call MODE, stock then lruopt,
+# each snapshotted (TAGs h<round>x<MODE><config>.0/.1); after every lruopt
+# call, ASSERT TAG ROUND checks it.  Ends with one RESULT line: the median
+# and slowest call of each configuration.
+hog_rounds() {
+	local mode=$1 assert=$2 r cfg lb st="" lo=""
+	for r in 1 2 3; do
+		for cfg in stock lruopt; do
+			lb=h${r}x$mode$cfg
+			dsnap "$lb.0"
+			hog_call "$lb" "$cfg" "$mode"
+			dsnap "$lb.1"
+			diag "hog $mode $cfg round $r: ${NS} ns, works on CPU 1: $WORKS, pages on LRU after: $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
+			if [ "$cfg" = stock ]; then
+				st="$st $NS"
+				continue
+			fi
+			lo="$lo $NS"
+			"$assert" "$lb" "$r"
+		done
+	done
+	diag "RESULT name=rt-hog-$mode kernel=$(kernel_short) n=3 stock_median_ns=$(nth_of "$st" 2) stock_max_ns=$(nth_of "$st" max) lruopt_median_ns=$(nth_of "$lo" 2) lruopt_max_ns=$(nth_of "$lo" max)"
+}
+
 # ------------------------------------------------------------------ workloads
 
 # start_pending CPU NPAGES: drain_pending leaves NPAGES pages in CPU's LRU

@@ -96,6 +96,22 @@ bg_register() {
 	echo "$1" >>"$BENCH_WORKDIR/bg.pids"
 }
 
+# bg_wait_ready PID FILE NAME: wait (10 s at most) for the background
+# helper PID to print "ready" into FILE; if it does not, or dies, say so,
+# stop it and fail the run (exit 1)
+bg_wait_ready() {
+	local i=0
+	until grep -q ready "$2"; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$1" 2>/dev/null; then
+			echo "$3 did not start: $(cat "$2")" >&2
+			kill -TERM "$1" 2>/dev/null
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
 # ------------------------------------------------------------ ext4 on brd
 # bench_ext4 MIB: a block-backed ext4 mount at $BENCH_WORKDIR/ext4 on
 # /dev/ram0 (brd), created once per boot (idempotent).  Prints the mount

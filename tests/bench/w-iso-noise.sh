@@ -40,16 +40,7 @@ sampler_start() {
 	noisesamp "$X" 600 2000 >"$BENCH_WORKDIR/noise.out" 2>&1 &
 	samp=$!
 	bg_register $samp
-	i=0
-	until grep -q ready "$BENCH_WORKDIR/noise.out"; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 $samp 2>/dev/null; then
-			echo "noisesamp did not start: $(cat "$BENCH_WORKDIR/noise.out")" >&2
-			kill -TERM $samp 2>/dev/null
-			exit 1
-		fi
-		sleep 0.1
-	done
+	bg_wait_ready $samp "$BENCH_WORKDIR/noise.out" noisesamp
 	sleep 0.1
 }
 

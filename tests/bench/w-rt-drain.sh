@@ -31,16 +31,7 @@ wl_run() {
 	rthog 1 300 50 256 >"$BENCH_WORKDIR/rthog.out" 2>&1 &
 	hog=$!
 	bg_register $hog
-	i=0
-	until grep -q ready "$BENCH_WORKDIR/rthog.out"; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 $hog 2>/dev/null; then
-			echo "rthog did not start: $(cat "$BENCH_WORKDIR/rthog.out")" >&2
-			kill -TERM $hog 2>/dev/null
-			exit 1
-		fi
-		sleep 0.1
-	done
+	bg_wait_ready $hog "$BENCH_WORKDIR/rthog.out" rthog
 	sleep 0.2
 	n=$(qf 3 6)
 	m="" sl=""
