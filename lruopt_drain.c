@@ -304,9 +304,10 @@ static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
  * below exclude the ways such a path breaks the owner's assumptions):
  *
  *  R1  The drainer holds no local lock when it starts: lru_add_drain_all()
- *      callers are sleepable (stock takes a mutex and flush_work()s), and
- *      the caller's own CPU is drained by lru_add_drain() only after the
- *      remote loop, with no remote lock held.
+ *      callers are sleepable (stock takes a mutex and flush_work()s), so
+ *      are lru_cache_disable()'s (stock waits for a grace period first),
+ *      and the caller's own CPU is drained by lru_add_drain() only after
+ *      the remote loop, with no remote lock held.
  *  R2  One lock at a time: X's cpu_fbatches.lock, then (released) X's
  *      rotate lock (6.1 lru_rotate.lock, 6.12 cpu_fbatches.lock_irq), then
  *      (released) X's mlock batch lock.  Never two CPUs' locks, never two
