@@ -453,6 +453,12 @@ static void drain_bound(void)
 	WRITE_ONCE(drain_remote_ok, true);
 }
 
+/* Do drains go remote now: switched on, and the ENDBR check passed? */
+static bool drain_remote_on(void)
+{
+	return READ_ONCE(drain_remote) && READ_ONCE(drain_remote_ok);
+}
+
 /* Queue @cpu's drain and return the ticket that its completion covers. */
 static unsigned long drain_request(struct drain_call *dc, int cpu)
 {
@@ -477,7 +483,7 @@ static unsigned long drain_request(struct drain_call *dc, int cpu)
 static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 {
 	unsigned int timeout_us = relaxed ? READ_ONCE(drain_timeout_us) : 0;
-	bool remote = READ_ONCE(drain_remote) && READ_ONCE(drain_remote_ok);
+	bool remote = drain_remote_on();
 	struct drain_wait w = { };
 	int cpu, self;
 	bool skip;
@@ -731,8 +737,7 @@ static void __maybe_unused lruopt_lru_cache_disable(void)
 	synchronize_rcu_expedited();
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
-	if (!READ_ONCE(drain_remote) || !READ_ONCE(drain_remote_ok) ||
-	    !drain_ready())
+	if (!drain_remote_on() || !drain_ready())
 		goto stock;
 	dc.site = drain_site_get(dc.ip);
 	/* every caller needs every batch empty, whatever its site table says */

@@ -313,12 +313,13 @@ tcount() {
 		END { print n }' "$1"
 }
 
-# tworks FILE LABEL I CPU: drain works of either kind (lruopt's
+# tworks FILE LABEL I CPU [KIND]: drain works of either kind (lruopt's
 # drain_workfn, the kernel's lru_add_drain_per_cpu) that ran on CPU during
-# call I: what "no work on that CPU" must count, whoever queued it
+# call I (KIND queue: that were queued for it): what "no work on that CPU"
+# must count, whoever queued it
 tworks() {
-	echo $(( $(tcount "$1" "$2" "$3" exec drain_workfn "$4") +
-		$(tcount "$1" "$2" "$3" exec lru_add_drain_per_cpu "$4") ))
+	echo $(( $(tcount "$1" "$2" "$3" "${5:-exec}" drain_workfn "$4") +
+		$(tcount "$1" "$2" "$3" "${5:-exec}" lru_add_drain_per_cpu "$4") ))
 }
 
 # tmarkers FILE LABEL I: 1 when both markers of call I are in the trace

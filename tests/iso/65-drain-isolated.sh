@@ -136,7 +136,7 @@ if is_rt; then
 		check "remote=1: $m drain, CPU $ISO pending" rt_iso r$m $m
 		diag "$(show_snap_delta r$m.0 r$m.1)"
 		assert_eq "remote=1 $m: no drain work queued on or run by CPU $ISO (whole trace)" "0 0" \
-			"$(($(tcount /tmp/trace-r$m.txt - 1 queue drain_workfn $ISO) + $(tcount /tmp/trace-r$m.txt - 1 queue lru_add_drain_per_cpu $ISO))) $(tworks /tmp/trace-r$m.txt - 1 $ISO)"
+			"$(tworks /tmp/trace-r$m.txt - 1 $ISO queue) $(tworks /tmp/trace-r$m.txt - 1 $ISO)"
 		assert_eq "remote=1 $m: CPU $ISO's 8 pages drained onto the LRU" 8 "$ISO_LRU"
 		assert_eq "remote=1 $m: a full drain, nothing deferred (full deferred)" "1 0" \
 			"$(sd r$m.0 r$m.1 full_drains) $(sd r$m.0 r$m.1 deferred)"
