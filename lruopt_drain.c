@@ -20,9 +20,11 @@
  *    counter, through per-cpu tickets (see "Tickets" below);
  *  - for hint-like callers only (fadvise, khugepaged, compaction, KSM, memcg
  *    reclaim, drop_caches; lruopt_drain_sites.c classifies the callers),
- *    optionally bounds the wait (timeout_us), leaves chosen or isolated
- *    CPUs alone (skip_cpus, skip_isolated: no work is queued there, their
- *    folios stay batched until the CPU drains itself, "deferred"), and
+ *    optionally bounds the call (timeout_us: the wait, and on PREEMPT_RT
+ *    the remote drains), leaves chosen or isolated CPUs alone (skip_cpus,
+ *    skip_isolated, default 1: no work is queued there and no lock of
+ *    theirs taken, their folios stay batched until the CPU drains itself,
+ *    "deferred"), and
  *    answers a caller arriving shortly after a completed full drain at once
  *    (coalesce_us).  Callers whose correctness depends on every CPU being
  *    drained (long-term GUP pinning, memfd seals, memory-failure, device
@@ -114,9 +116,11 @@ static const char *const drain_stat_names[DS_NR + 1] = {
  * CPU never gets work.  remote_drains counts CPUs whose folio batches were
  * drained from the caller's CPU (every non-empty group locked),
  * remote_busy the CPUs where a hint caller's trylock failed on at least
- * one group.  A skipped CPU drained remotely but with buffer heads in its
- * bh LRU counts in both remote_drains and deferred: its folios are on the
- * LRU, its bh LRU waits for the CPU itself.
+ * one group.  A skipped CPU is never drained remotely by a hint caller, so
+ * remote_drains and deferred never count the same CPU of one call.
+ * fallbacks counts the calls that found no memory for their wait block
+ * and waited for each CPU in turn (and, before mm_percpu_wq exists, the
+ * calls sent to the stock drain).
  */
 
 static const bool drain_stat_is_max[DS_NR] = { [DS_WAIT_MAX] = true };
@@ -133,7 +137,12 @@ static struct lruopt_counters drain_stats = {
 
 static unsigned int drain_timeout_us;
 static unsigned int drain_coalesce_us;
-static bool drain_skip_isolated;
+/*
+ * Default 1: booting with isolcpus= or nohz_full= is itself the request
+ * that those CPUs stay quiet; on a kernel without isolated CPUs it changes
+ * nothing.
+ */
+static bool drain_skip_isolated = true;
 /*
  * Static, not a cpumask_var_t: the drain_skip_cpus module parameter is
  * parsed into it before the module's init runs.
@@ -222,6 +231,9 @@ static bool drain_wait_alloc(struct drain_wait *w)
 	size_t mask = ALIGN(cpumask_size(), sizeof(long));
 	void *p;
 
+	/* Testing only: the path of a failed allocation (62-drain-skip). */
+	if (lruopt_fault_is("drain_nomem"))
+		return false;
 	/* GFP_NOWAIT: a drain must not recurse into reclaim (stock never does) */
 	p = kzalloc(mask + nr_cpu_ids * sizeof(long), GFP_NOWAIT | __GFP_NOWARN);
 	if (!p)
@@ -247,46 +259,58 @@ struct drain_call {
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
 	unsigned int remote, remote_busy;
 	bool inline_drain;
+	bool serial;		/* no wait block: CPUs waited for one by one */
 	u64 t0;			/* first work (or remote drain) started; 0: none */
+	u64 end;		/* a hint caller's deadline, from t0; 0: none */
 	u64 wait_ns;
 };
 
 /*
- * Wait for the CPUs of @w, at most @timeout_us if not 0.  Out of line: the
- * wait queue entry and the hrtimer sleeper stay off the stack of the common
- * call, which has nothing to wait for.
+ * Wait for @cpu's run covering @ticket, until @end (ktime_get_ns()) if not
+ * 0.  A CPU not done by then keeps its queued work, which runs when it can,
+ * and counts as timed out.  Returns false once the deadline has passed.
+ * Out of line: the wait queue entry and the hrtimer sleeper stay off the
+ * stack of the common call, which has nothing to wait for.
  */
-static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
-				    unsigned int timeout_us)
+static noinline bool drain_wait_cpu(struct drain_call *dc, int cpu,
+				    unsigned long ticket, u64 end)
 {
-	u64 end = ktime_get_ns() + (u64)timeout_us * NSEC_PER_USEC;
-	struct drain_slot *slot;
-	bool late = false;
+	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
 	s64 left;
+
+	if (!end) {
+		wait_event(slot->wq, drain_slot_done(cpu, ticket));
+		return true;
+	}
+	left = end - ktime_get_ns();
+	if (left > 0 &&
+	    !wait_event_hrtimeout(slot->wq, drain_slot_done(cpu, ticket),
+				  ns_to_ktime(left)))
+		return true;
+	if (!drain_slot_done(cpu, ticket))
+		dc->timed_out++;
+	return left > 0;
+}
+
+/* Wait for the CPUs of @w, until @end if not 0. */
+static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
+{
+	bool late = false;
 	int cpu;
 
 	/*
 	 * One CPU after the other, each on its own slot's queue: a run wakes
 	 * only its own waiters.  The wait ends with the slowest CPU either
-	 * way; with a bound, every CPU gets what is left of it.
+	 * way; with a deadline, once it has passed the other CPUs are only
+	 * looked at, not waited for.
 	 */
 	for_each_cpu(cpu, w->cpus) {
-		slot = per_cpu_ptr(drain_slots, cpu);
-		if (!timeout_us) {
-			wait_event(slot->wq, drain_slot_done(cpu, w->ticket[cpu]));
+		if (!late) {
+			late = !drain_wait_cpu(dc, cpu, w->ticket[cpu], end);
 			continue;
 		}
-		left = late ? 0 : end - ktime_get_ns();
-		if (left > 0 &&
-		    !wait_event_hrtimeout(slot->wq,
-					  drain_slot_done(cpu, w->ticket[cpu]),
-					  ns_to_ktime(left)))
-			continue;
-		/* Late CPUs keep their queued work: it runs when it can. */
-		if (!drain_slot_done(cpu, w->ticket[cpu])) {
+		if (!drain_slot_done(cpu, w->ticket[cpu]))
 			dc->timed_out++;
-			late = true;
-		}
 	}
 }
 
@@ -329,10 +353,25 @@ static noinline void drain_wait_for(struct drain_call *dc, struct drain_wait *w,
  * rtmutex PI but pinned (migrate-disabled) to X; stock's flush_work()
  * needs a kworker on X and this very lock, so it is never worse.
  *
- * Hint callers trylock and fall back to queued work (or defer, on a
- * skipped CPU).  Strict callers block on the lock with PI and never queue
- * work for the batches: the kworker would need X's CPU time *and* the
- * same lock.  Buffer-head LRUs are protected by disabling interrupts on
+ * Hint callers never touch a skipped CPU (no lock, no work: it is
+ * deferred), trylock the others and fall back to queued work when a lock
+ * is busy.  Strict callers block on the lock with PI and never queue work
+ * for the batches: the kworker would need X's CPU time *and* the same
+ * lock.
+ *
+ * Priority inheritance across CPUs.  A drainer on CPU Y that holds X's
+ * lock is migrate-disabled for the hold (rt_spin_lock() pins its owner),
+ * so a task on X that blocks on that lock boosts the drainer to its own
+ * priority, but on Y: a task on Y of higher priority still keeps the
+ * drainer off the CPU, and X's task waits for Y's scheduling.  The hold
+ * is bounded by R3 (stock move code over at most one batch, 15 folios),
+ * and nothing else of the drain is pinned: the pass over the CPUs and
+ * every lock *wait* run migratable (drain_all() pins only its own-CPU
+ * drain), so a drainer blocked on X's lock can be moved away from a busy
+ * Y before it gets the lock.  Stock is no better here: its drain of X is
+ * a kworker bound to X, which needs X's CPU and the same lock.  Hint
+ * callers, the many (fadvise storms), neither wait for a lock nor touch
+ * a skipped or isolated CPU at all.  Buffer-head LRUs are protected by disabling interrupts on
  * their own CPU and cannot be drained remotely: a CPU with buffer heads
  * in its LRU still gets the queued work.
  *
@@ -474,11 +513,81 @@ static unsigned long drain_request(struct drain_call *dc, int cpu)
 }
 
 /*
+ * The call's clock starts with its first piece of work (a remote drain, a
+ * queued work item, the inline drain): the nothing-pending call reads no
+ * clock.  A hint caller's deadline (drain/timeout_us) runs from there and
+ * covers remote drains and the wait alike.
+ */
+static void drain_started(struct drain_call *dc, unsigned int timeout_us)
+{
+	if (dc->t0)
+		return;
+	dc->t0 = ktime_get_ns();
+	if (timeout_us)
+		dc->end = dc->t0 + (u64)timeout_us * NSEC_PER_USEC;
+}
+
+/*
+ * Drain @cpu, not the caller's own CPU, for @dc: leave it (nothing pending,
+ * or skipped), drain it from here (remote), or queue its work, whose ticket
+ * goes into @w.  Without memory for @w the work is waited for at once: the
+ * CPUs are then drained one after the other, never by the stock drain,
+ * which would queue work on skipped CPUs too.
+ */
+static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
+		      bool relaxed, bool remote, unsigned int timeout_us)
+{
+	unsigned long ticket;
+
+	if (!lruopt_cpu_needs_drain(cpu)) {
+		dc->empty++;
+		return;
+	}
+	/*
+	 * A skipped CPU is not touched at all: no work, and no remote drain
+	 * either (its locks and batch cache lines stay its own).  Its folios
+	 * stay batched until it drains itself (its own lru_add_drain(), a
+	 * full batch) or a strict caller drains it.  Decided once per CPU:
+	 * skip_cpus may change under our feet.
+	 */
+	if (relaxed && drain_skip_cpu(cpu)) {
+		dc->skipped++;
+		dc->deferred++;
+		return;
+	}
+	drain_started(dc, timeout_us);
+	if (remote) {
+		/*
+		 * Checked before each CPU: a remote drain is the caller's own
+		 * time, and past the deadline a hint caller starts no more.
+		 */
+		if (dc->end && ktime_get_ns() >= dc->end) {
+			dc->timed_out++;
+			return;
+		}
+		/*
+		 * What is left after it is at most a busy group (hint
+		 * callers) and the buffer-head LRU, which only queued work
+		 * on that CPU can drain.
+		 */
+		if (drain_remote_cpu(dc, cpu, !relaxed) &&
+		    !has_bh_in_lru(cpu, NULL))
+			return;
+	}
+	ticket = drain_request(dc, cpu);
+	if (w->cpus || drain_wait_alloc(w)) {
+		w->ticket[cpu] = ticket;
+		__cpumask_set_cpu(cpu, w->cpus);
+		return;
+	}
+	dc->serial = true;
+	drain_wait_cpu(dc, cpu, ticket, dc->end);
+}
+
+/*
  * The drain proper, in one pass over the online CPUs.  Returns FULL when
  * every CPU that needed draining was drained before returning, PARTIAL when
- * a hint caller left some (skipped or late), FALLBACK when the wait block
- * could not be allocated: then nothing was queued or waited for, and the
- * caller must run the stock drain.
+ * a hint caller left some (skipped or late).
  */
 static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 {
@@ -486,7 +595,6 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 	bool remote = drain_remote_on();
 	struct drain_wait w = { };
 	int cpu, self;
-	bool skip;
 
 	/*
 	 * [SCAN]: as stock's smp_mb() before its own peeks, it orders
@@ -494,73 +602,44 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 	 * made, or the synchronisation through which it learnt of another
 	 * CPU's) before the per-cpu counts are read.  A CPU whose count reads
 	 * 0 had nothing batched that the caller could depend on.
-	 */
-	smp_mb();
-
-	/*
+	 *
 	 * Like stock, no hotplug lock: a CPU going offline has its batches
 	 * drained by the page allocator's CPU-dead callback, possibly after
 	 * we return (between the workqueue's offline step and that callback
 	 * a work item queued to it runs unbound on another CPU, drains that
 	 * one and still publishes done): the same window as stock's
-	 * queue_work_on() + flush_work().  Migration is disabled so that
-	 * "self" stays the CPU drained inline.
+	 * queue_work_on() + flush_work().
+	 *
+	 * The pass runs migratable: a drainer that waits for a remote CPU's
+	 * lock (RT) must not be pinned to its own CPU while it waits (see
+	 * "Priority inheritance" above).  "self" is only where the call
+	 * started; the CPU drained inline is the one it ends on, pinned for
+	 * that drain alone, and a caller that moved meanwhile drains the
+	 * CPU it left like any other.  Either way every online CPU is
+	 * covered: the loop covers all but self, the inline drain or the
+	 * second drain_one() covers self.
 	 */
-	migrate_disable();
+	smp_mb();
 	self = raw_smp_processor_id();
-	for_each_online_cpu(cpu) {
-		if (cpu == self)
-			continue;
-		if (!lruopt_cpu_needs_drain(cpu)) {
-			dc->empty++;
-			continue;
-		}
-		/* Decided once per CPU: skip_cpus may change under our feet. */
-		skip = relaxed && drain_skip_cpu(cpu);
-		/*
-		 * Remote first (RT): what is left after it is at most a
-		 * busy group (hint callers) and the buffer-head LRUs, which
-		 * only queued work on that CPU can drain.
-		 */
-		if (remote) {
-			/* the remote drain is the caller's wait: counted */
-			if (!dc->t0)
-				dc->t0 = ktime_get_ns();
-			if (drain_remote_cpu(dc, cpu, !relaxed) &&
-			    !has_bh_in_lru(cpu, NULL))
-				continue;
-		}
-		/*
-		 * A skipped CPU gets no work at all: its folios stay batched
-		 * until it drains itself (its own lru_add_drain(), a full
-		 * batch, or a strict caller's drain).
-		 */
-		if (skip) {
-			dc->skipped++;
-			dc->deferred++;
-			continue;
-		}
-		if (!w.cpus && !drain_wait_alloc(&w)) {
-			/* nothing queued yet: stock takes over */
-			migrate_enable();
-			return LRUOPT_DRAIN_FALLBACK;
-		}
-		if (!dc->t0)
-			dc->t0 = ktime_get_ns();
-		w.ticket[cpu] = drain_request(dc, cpu);
-		__cpumask_set_cpu(cpu, w.cpus);
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			drain_one(dc, &w, cpu, relaxed, remote, timeout_us);
+	migrate_disable();
+	if (raw_smp_processor_id() != self) {
+		migrate_enable();
+		drain_one(dc, &w, self, relaxed, remote, timeout_us);
+		migrate_disable();
 	}
-	/* Our own CPU, inline, while the remote ones work in parallel. */
-	if (lruopt_cpu_needs_drain(self)) {
-		if (!dc->t0)
-			dc->t0 = ktime_get_ns();
+	/* The CPU we are on, inline, while the others' work runs. */
+	if (lruopt_cpu_needs_drain(raw_smp_processor_id())) {
+		drain_started(dc, timeout_us);
 		drain_this_cpu();
 		dc->inline_drain = true;
 	}
 	migrate_enable();
 
 	if (w.cpus) {
-		drain_wait_for(dc, &w, timeout_us);
+		drain_wait_for(dc, &w, dc->end);
 		kfree(w.cpus);
 	}
 	return dc->skipped || dc->timed_out ? LRUOPT_DRAIN_PARTIAL :
@@ -587,11 +666,7 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 	struct drain_site s = dc->site;
 
 	switch (res) {
-	case LRUOPT_DRAIN_FALLBACK:
-		/* counted as a stock call, like the calls the switches send */
-		lruopt_count(g, DS_FALLBACKS, 1);
-		lruopt_count(g, DS_STOCK, 1);
-		break;
+	case LRUOPT_DRAIN_FALLBACK:	/* not produced by drain_all() */
 	case LRUOPT_DRAIN_COALESCED:
 		drain_count_both(s, DS_COALESCED, SS_COALESCED, 1);
 		break;
@@ -602,6 +677,8 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 		else
 			drain_count_both(s, DS_PARTIAL, SS_PARTIAL, 1);
 		lruopt_count(g, DS_SKIPPED_EMPTY, dc->empty);
+		if (dc->serial)
+			lruopt_count(g, DS_FALLBACKS, 1);
 		if (dc->queued)
 			lruopt_count(g, DS_CPUS_QUEUED, dc->queued);
 		if (dc->shared)
@@ -622,8 +699,7 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 		}
 		break;
 	}
-	if (res != LRUOPT_DRAIN_FALLBACK)
-		drain_site_count(s, SS_CALLS, 1);
+	drain_site_count(s, SS_CALLS, 1);
 	trace_drain(dc->ip, s.class == DC_HINT, dc->queued + dc->shared,
 		    dc->inline_drain, dc->skipped, dc->deferred, dc->remote,
 		    dc->timed_out,
@@ -643,12 +719,8 @@ static bool drain_ready(void)
 	return true;
 }
 
-/*
- * Drain for @dc, whose site is classified, and count the call.  @force:
- * lru_cache_disable()'s drain, whose stock fallback forces every CPU.
- */
-static void drain_run(struct drain_call *dc, unsigned int coalesce_us,
-		      bool force)
+/* Drain for @dc, whose site is classified, and count the call. */
+static void drain_run(struct drain_call *dc, unsigned int coalesce_us)
 {
 	enum lruopt_drain_result res;
 	u64 now = 0;
@@ -665,8 +737,6 @@ static void drain_run(struct drain_call *dc, unsigned int coalesce_us,
 	if (res == LRUOPT_DRAIN_FULL && coalesce_us)
 		WRITE_ONCE(drain_last_full_ns, now ?: ktime_get_ns());
 	drain_account(dc, res);
-	if (res == LRUOPT_DRAIN_FALLBACK)
-		__lru_add_drain_all(force);
 }
 
 /**
@@ -682,6 +752,8 @@ static void lruopt_lru_add_drain_all(void)
 	};
 	unsigned int coalesce_us;
 
+	/* stock takes a mutex and waits: so may every path of ours */
+	might_sleep();
 	lruopt_count(&drain_stats, DS_CALLS, 1);
 	if (!drain_ready())
 		goto stock;
@@ -695,7 +767,7 @@ static void lruopt_lru_add_drain_all(void)
 		drain_account(&dc, LRUOPT_DRAIN_COALESCED);
 		return;
 	}
-	drain_run(&dc, coalesce_us, false);
+	drain_run(&dc, coalesce_us);
 	return;
 stock:
 	lruopt_count(&drain_stats, DS_STOCK, 1);
@@ -733,6 +805,7 @@ static void __maybe_unused lruopt_lru_cache_disable(void)
 		.ip = (unsigned long)__builtin_return_address(0),
 	};
 
+	might_sleep();
 	atomic_inc(&lru_disable_count);
 	synchronize_rcu_expedited();
 
@@ -742,7 +815,7 @@ static void __maybe_unused lruopt_lru_cache_disable(void)
 	dc.site = drain_site_get(dc.ip);
 	/* every caller needs every batch empty, whatever its site table says */
 	dc.site.class = DC_STRICT;
-	drain_run(&dc, 0, true);
+	drain_run(&dc, 0);
 	return;
 stock:
 	lruopt_count(&drain_stats, DS_STOCK, 1);
@@ -763,7 +836,7 @@ LRUOPT_UINT_KNOB(drain, coalesce_us, drain_coalesce_us, 0,
 module_param_cb(drain_skip_isolated, &lruopt_bool_param_ops,
 		&drain_skip_isolated, 0444);
 MODULE_PARM_DESC(drain_skip_isolated,
-		 "Initial value of drain/skip_isolated: hint callers leave isolated and nohz_full CPUs alone (0|1, default 0)");
+		 "Initial value of drain/skip_isolated: hint callers leave isolated and nohz_full CPUs alone (0|1, default 1)");
 
 /*
  * Parse a CPU list of @n bytes into @mask (untouched on error).  Only list

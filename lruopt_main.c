@@ -88,10 +88,12 @@ MODULE_PARM_DESC(patch_memcg,
 static char *fault_target;
 module_param(fault_target, charp, 0444);
 MODULE_PARM_DESC(fault_target,
-		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path; drain_endbr: fail the ENDBR64 check of the PREEMPT_RT remote drain");
+		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path; drain_endbr: fail the ENDBR64 check of the PREEMPT_RT remote drain; drain_nomem: fail every allocation of a drain's wait block");
 
 /* Faults that are not a target function: the feature concerned checks. */
-static const char *const lruopt_soft_faults[] = { "drain_endbr" };
+static const char *const lruopt_soft_faults[] = {
+	"drain_endbr", "drain_nomem",
+};
 
 /**
  * lruopt_fault_is - is the testing-only fault @what requested?

@@ -33,7 +33,7 @@ spec() {
 	munlock_batch) echo "$LO/munlock/batch|64|uint 1 512" ;;
 	drain_timeout_us) echo "$LO/drain/timeout_us|1234|uint 0 10000000" ;;
 	drain_coalesce_us) echo "$LO/drain/coalesce_us|777|uint 0 1000000" ;;
-	drain_skip_isolated) echo "$LO/drain/skip_isolated|1|bool" ;;
+	drain_skip_isolated) echo "$LO/drain/skip_isolated|0|bool" ;;
 	drain_skip_cpus) echo "$LO/drain/skip_cpus|1|cpulist $NBITS" ;;
 	# 1 only where remote drains exist (PREEMPT_RT, default 1 there)
 	drain_remote)

@@ -5,7 +5,8 @@
 # (skipped_cpus, deferred, partial_drains); strict callers (memfd seals)
 # still queue work there and wait for it (their row shows skipped 0).  First deterministically (a sleeping helper with 8
 # pending pages on the skipped CPU), then with that CPU hogged by a
-# SCHED_FIFO task that keeps faulting pages.
+# SCHED_FIFO task that keeps faulting pages.  Then without memory for the
+# wait block (fault_target=drain_nomem).
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -90,4 +91,45 @@ fi
 check "knobs back to defaults" drain_defaults
 dsnap_stable all1 || fail "counters stable at end"
 check "counter invariants hold over 62-drain-skip" stats_consistent all0 all1
+
+# ---- 3. no memory for the wait block (fault_target=drain_nomem fails every
+# allocation of it): the CPUs are then waited for one by one.  The stock
+# drain never runs (it would queue work on the skipped CPU too): a hint
+# caller still leaves CPU $K alone, a strict one still drains it, and
+# fallbacks counts the call.  A fresh load: its counters start at 0.
+stop_pending >/dev/null
+check "unload lruopt for the nomem fault" unload_lruopt
+check "load lruopt fault_target=drain_nomem" load_lruopt fault_target=drain_nomem
+check "drain knobs set to defaults" drain_defaults
+check "skip_cpus=$K" dset skip_cpus $K
+check "tracing started" dtrace_start
+check "8 pages pending on CPU $K" start_pending $K 8
+# and on CPU 1, which the hint caller does drain: it needs the wait block
+check "8 pages pending on CPU 1" \
+	bg_start PEND1_PID /tmp/drain-pending1.out '^ready' 10 drain_pending 1 8 300
+dsnap n0
+drain_call -c 0 -m -l nmh compact >/dev/null
+dsnap n1
+lru_hint=$(pend_lru)
+lru_cpu1=$(pend_lru /tmp/drain-pending1.out "$PEND1_PID")
+check "CPU 1's helper stopped" bg_stop "$PEND1_PID"
+drain_call -c 0 -m -l nms -w 1 memfd >/dev/null
+r=$?
+dsnap n2
+lru_strict=$(pend_lru)
+check "trace saved" dtrace_stop /tmp/trace-nomem.txt
+stop_pending >/dev/null
+diag "hint: $(show_snap_delta n0 n1)" "strict: $(show_snap_delta n1 n2)"
+assert_eq "nomem hint drain: CPU $K deferred, no work there, its 8 pages still batched, no stock drain (deferred works lru stock)" \
+	"1 0 0 0" "$(sd n0 n1 deferred) $(tworks /tmp/trace-nomem.txt nmh 1 $K) $lru_hint $(sd n0 n1 stock)"
+assert_eq "nomem hint drain: CPU 1's 8 pages drained by its work, waited for one by one, counted in fallbacks (lru fallbacks)" \
+	"8 1" "$lru_cpu1 $(sd n0 n1 fallbacks)"
+assert_eq "nomem memfd seal succeeded" 0 "$r"
+assert_eq "nomem strict seal: a full drain of CPU $K's 8 pages, no stock drain, counted in fallbacks (full lru stock fallbacks)" \
+	"1 8 0 1" "$(sd n1 n2 full_drains) $lru_strict $(sd n1 n2 stock) $(sd n1 n2 fallbacks)"
+n=$(tworks /tmp/trace-nomem.txt nms 1 $K)
+check "nomem strict seal: CPU $K drained by lruopt's queued work, waited for one by one ($n)" test "$n" -ge 1
+check "knobs back to defaults" drain_defaults
+check "unload the nomem build" unload_lruopt
+check "load lruopt again without the fault" load_lruopt
 check_dmesg_clean "no kernel warnings during 62-drain-skip"

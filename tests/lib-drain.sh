@@ -87,7 +87,7 @@ restore_khugepaged() {
 drain_defaults() {
 	echo 1 >"$LO/enabled" && echo 1 >"$D/enabled" &&
 		echo 0 >"$D/timeout_us" && echo 0 >"$D/coalesce_us" &&
-		echo "" >"$D/skip_cpus" && echo 0 >"$D/skip_isolated" &&
+		echo "" >"$D/skip_cpus" && echo 1 >"$D/skip_isolated" &&
 		echo "$DRAIN_REMOTE" >"$D/remote"
 }
 
@@ -410,14 +410,15 @@ start_pending_hog() {
 	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 15 50
 }
 
-# pend_lru: "N" = how many of drain_pending's pages are on an LRU list
-# (/proc/kpageflags through pagemap, see lrubits): 0 while they are still
-# in the CPU's batch, all of them once that batch was drained.
+# pend_lru [OUT PID]: "N" = how many of drain_pending's pages are on an LRU
+# list (/proc/kpageflags through pagemap, see lrubits): 0 while they are
+# still in the CPU's batch, all of them once that batch was drained.  OUT
+# and PID: another drain_pending than start_pending's.
 pend_lru() {
-	local addr n
-	addr=$(awk '/^ready/ { print $4 }' /tmp/drain-pending.out)
-	n=$(awk '/^ready/ { print $3 }' /tmp/drain-pending.out)
-	lrubits "$PEND_PID" "${addr#0x}" "$n" | sed -n 's/^lru=\([0-9]*\) .*/\1/p'
+	local out=${1:-/tmp/drain-pending.out} pid=${2:-$PEND_PID} addr n
+	addr=$(awk '/^ready/ { print $4 }' "$out")
+	n=$(awk '/^ready/ { print $3 }' "$out")
+	lrubits "$pid" "${addr#0x}" "$n" | sed -n 's/^lru=\([0-9]*\) .*/\1/p'
 }
 
 stop_pending() {

@@ -12,7 +12,9 @@
 # movablecore=50%) is a strict caller: it drains CPU 3 whatever
 # skip_isolated says.  On PREEMPT_RT also with drain/remote=1: hint and
 # strict drains (compaction; memfd seal, long-term pin, move_pages'
-# lru_cache_disable()) leave no work on CPU 3 and its pages on the LRU.
+# lru_cache_disable()) leave no work on CPU 3; the strict ones drain its
+# pages onto the LRU from CPU 0, the hint one takes none of its locks.
+# skip_isolated defaults to 1.
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -29,6 +31,9 @@ movable=$(awk '$1 == "Node" && $4 == "Movable" { z = 1; next }
 check "booted with a ZONE_MOVABLE (movablecore=50%: ${movable:-no} pages present)" \
 	test "${movable:-0}" -gt 0
 ensure_loaded || exit 1
+# a load without parameters: booting with isolcpus/nohz_full is the request
+assert_eq "skip_isolated is 1 by default (module parameter, sysfs)" "1 1" \
+	"$(cat /sys/module/lruopt/parameters/drain_skip_isolated) $(cat /sys/kernel/lruopt/drain/skip_isolated)"
 pin_shell_cpu0
 trap drain_cleanup EXIT
 check "drain knobs set to defaults" drain_defaults
@@ -137,6 +142,12 @@ if is_rt; then
 		diag "$(show_snap_delta r$m.0 r$m.1)"
 		assert_eq "remote=1 $m: no drain work queued on or run by CPU $ISO (whole trace)" "0 0" \
 			"$(tworks /tmp/trace-r$m.txt - 1 $ISO queue) $(tworks /tmp/trace-r$m.txt - 1 $ISO)"
+		if [ $m = compact ]; then
+			# a hint caller takes no lock of a quiet CPU either
+			assert_eq "remote=1 compact: CPU $ISO deferred and left alone: not drained remotely either, its 8 pages still batched (deferred lru)" "1 0" \
+				"$(sd r$m.0 r$m.1 deferred) $ISO_LRU"
+			continue
+		fi
 		assert_eq "remote=1 $m: CPU $ISO's 8 pages drained onto the LRU" 8 "$ISO_LRU"
 		assert_eq "remote=1 $m: a full drain, nothing deferred (full deferred)" "1 0" \
 			"$(sd r$m.0 r$m.1 full_drains) $(sd r$m.0 r$m.1 deferred)"
