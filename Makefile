@@ -5,8 +5,8 @@
 #
 #   make                      build lruopt.ko for the running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
-#   make check                the test suite in QEMU: the stock 6.1 and 6.12
-#                             kernels, generic and cloud (KERNELS=, TESTS=)
+#   make check                the test suite in QEMU on every kernel of
+#                             scripts/kernels (KERNELS=, TESTS=)
 #   make stress               only the stress boot (100 cycles under load;
 #                             STRESS_CYCLES=N)
 #   make matrix               build for every served point release, smoke-boot
@@ -315,7 +315,7 @@ deb:
 	mv build/deb/lruopt-dkms_$(DKMS_VER)_all.deb build/
 	@echo "deb: build/lruopt-dkms_$(DKMS_VER)_all.deb (log build/deb/build.log)"
 
-# Debian's PREEMPT_RT kernel: lruopt builds for it and must refuse to load.
+# make check on Debian's two PREEMPT_RT kernels only (scripts/check-rt).
 check-rt:
 	scripts/check-rt
 
