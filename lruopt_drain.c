@@ -287,9 +287,10 @@ static noinline bool drain_wait_cpu(struct drain_call *dc, int cpu,
 	    !wait_event_hrtimeout(slot->wq, drain_slot_done(cpu, ticket),
 				  ns_to_ktime(left)))
 		return true;
+	/* the deadline has passed, before or during the wait */
 	if (!drain_slot_done(cpu, ticket))
 		dc->timed_out++;
-	return left > 0;
+	return false;
 }
 
 /* Wait for the CPUs of @w, until @end if not 0. */
@@ -528,14 +529,17 @@ static void drain_started(struct drain_call *dc, unsigned int timeout_us)
 }
 
 /*
- * Drain @cpu, not the caller's own CPU, for @dc: leave it (nothing pending,
- * or skipped), drain it from here (remote), or queue its work, whose ticket
- * goes into @w.  Without memory for @w the work is waited for at once: the
+ * Drain @cpu for @dc, from wherever the caller runs now: leave it (nothing
+ * pending, or skipped), drain it from here (remote), or queue its work,
+ * whose ticket goes into @w.  @may_skip: a hint caller, and @cpu is not the
+ * one the call started on (a caller's own batches are always drained, as
+ * stock does).  Without memory for @w the work is waited for at once: the
  * CPUs are then drained one after the other, never by the stock drain,
  * which would queue work on skipped CPUs too.
  */
 static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
-		      bool relaxed, bool remote, unsigned int timeout_us)
+		      bool relaxed, bool may_skip, bool remote,
+		      unsigned int timeout_us)
 {
 	unsigned long ticket;
 
@@ -550,7 +554,7 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 	 * full batch) or a strict caller drains it.  Decided once per CPU:
 	 * skip_cpus may change under our feet.
 	 */
-	if (relaxed && drain_skip_cpu(cpu)) {
+	if (may_skip && drain_skip_cpu(cpu)) {
 		dc->skipped++;
 		dc->deferred++;
 		return;
@@ -615,19 +619,22 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 	 * "Priority inheritance" above).  "self" is only where the call
 	 * started; the CPU drained inline is the one it ends on, pinned for
 	 * that drain alone, and a caller that moved meanwhile drains the
-	 * CPU it left like any other.  Either way every online CPU is
-	 * covered: the loop covers all but self, the inline drain or the
-	 * second drain_one() covers self.
+	 * CPU it left like any other, never skipping it.  Either way every
+	 * online CPU is covered: the loop covers all but self, the inline
+	 * drain or the second drain_one() covers self.  (A caller moved onto
+	 * a CPU the loop skipped drains it inline all the same, counted as
+	 * skipped: a migration's only cost is that count.)
 	 */
 	smp_mb();
 	self = raw_smp_processor_id();
 	for_each_online_cpu(cpu)
 		if (cpu != self)
-			drain_one(dc, &w, cpu, relaxed, remote, timeout_us);
+			drain_one(dc, &w, cpu, relaxed, relaxed, remote,
+				  timeout_us);
 	migrate_disable();
 	if (raw_smp_processor_id() != self) {
 		migrate_enable();
-		drain_one(dc, &w, self, relaxed, remote, timeout_us);
+		drain_one(dc, &w, self, relaxed, false, remote, timeout_us);
 		migrate_disable();
 	}
 	/* The CPU we are on, inline, while the others' work runs. */
@@ -666,7 +673,6 @@ static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
 	struct drain_site s = dc->site;
 
 	switch (res) {
-	case LRUOPT_DRAIN_FALLBACK:	/* not produced by drain_all() */
 	case LRUOPT_DRAIN_COALESCED:
 		drain_count_both(s, DS_COALESCED, SS_COALESCED, 1);
 		break;

@@ -34,7 +34,6 @@ enum lruopt_drain_result {
 	LRUOPT_DRAIN_FULL,	/* every CPU that needed it was drained */
 	LRUOPT_DRAIN_PARTIAL,	/* some were skipped, deferred or late */
 	LRUOPT_DRAIN_COALESCED,	/* answered by a full drain just before */
-	LRUOPT_DRAIN_FALLBACK,	/* the stock drain ran (no memory) */
 };
 
 #if !LRUOPT_HAVE_MODULE_TRACEPOINTS
@@ -66,7 +65,6 @@ static inline void trace_munlock_batch(unsigned int folios,
 TRACE_DEFINE_ENUM(LRUOPT_DRAIN_FULL);
 TRACE_DEFINE_ENUM(LRUOPT_DRAIN_PARTIAL);
 TRACE_DEFINE_ENUM(LRUOPT_DRAIN_COALESCED);
-TRACE_DEFINE_ENUM(LRUOPT_DRAIN_FALLBACK);
 
 TRACE_EVENT(drain,
 	    TP_PROTO(unsigned long caller, bool hint, unsigned int queued,
@@ -103,8 +101,7 @@ TRACE_EVENT(drain,
 		      __print_symbolic(__entry->result,
 				       { LRUOPT_DRAIN_FULL, "full" },
 				       { LRUOPT_DRAIN_PARTIAL, "partial" },
-				       { LRUOPT_DRAIN_COALESCED, "coalesced" },
-				       { LRUOPT_DRAIN_FALLBACK, "fallback" }))
+				       { LRUOPT_DRAIN_COALESCED, "coalesced" }))
 );
 
 TRACE_EVENT(munlock_batch,

@@ -183,7 +183,7 @@ show_snap_delta() {
 }
 
 # stats_invariant TAG: calls == stock + coalesced + full_drains +
-# partial_drains in one snapshot (fallbacks are counted inside stock)
+# partial_drains in one snapshot (fallbacks: inside full or partial)
 stats_invariant() {
 	local t=$1 calls stock co fu pa
 	calls=$(sv "$t" calls) stock=$(sv "$t" stock) co=$(sv "$t" coalesced)
