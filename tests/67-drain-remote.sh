@@ -12,8 +12,8 @@
 # read whether the helper's pages are on an LRU afterwards (/proc/kpageflags
 # through pagemap: a batched page is not).  remote=1: no work on CPU K and
 # all 8 pages drained by the strict caller; the hint caller leaves K alone
-# with remote=1 and remote=0 alike (deferred, no remote drain, 0 of 8 on the
-# LRU: it takes no lock of a skipped CPU).  remote=0: the strict caller
+# with remote=1 and remote=0 alike (deferred, no remote drain: it takes no
+# lock of a skipped CPU).  remote=0: the strict caller
 # queues work there.
 # Stock: work on K for both.
 #
@@ -78,9 +78,14 @@ for mode in compact memfd; do
 		case $mode/$cfg in
 		compact/remote*)
 			assert_eq "compact $cfg: no drain work ran on the skipped CPU $K" 0 "$WORKS"
-			# (remote_drains may count another CPU that had pages)
-			assert_eq "compact $cfg: CPU $K deferred and left alone: not drained remotely either, its 8 pages still batched (deferred lru)" "1 0" \
-				"$(sd "$lb.0" "$lb.1" deferred) $LRU_AFTER"
+			# Deferred, not drained remotely: a remote drain ends
+			# CPU K's turn before the skip (the old order) and
+			# counts no deferral.  Its pages are only reported: in
+			# this boot CPU K is not isolated, and a task there may
+			# drain its own batch (65 asserts them on an isolated
+			# CPU, where nothing else runs).
+			assert_eq "compact $cfg: CPU $K deferred and left alone: not drained remotely either (deferred)" 1 \
+				"$(sd "$lb.0" "$lb.1" deferred)"
 			;;
 		memfd/remote1)
 			assert_eq "$mode remote=1: no drain work ran on CPU $K" 0 "$WORKS"
