@@ -365,16 +365,18 @@ static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
  * so a task on X that blocks on that lock boosts the drainer to its own
  * priority, but on Y: a task on Y of higher priority still keeps the
  * drainer off the CPU, and X's task waits for Y's scheduling.  The hold
- * is bounded by R3 (stock move code over at most one batch, 15 folios),
- * and nothing else of the drain is pinned: the pass over the CPUs and
- * every lock *wait* run migratable (drain_all() pins only its own-CPU
- * drain), so a drainer blocked on X's lock can be moved away from a busy
- * Y before it gets the lock.  Stock is no better here: its drain of X is
+ * is bounded by R3 (stock move code over one batch: at most 15 folios on
+ * 6.1, 31 on 6.12), and nothing else of the drain is pinned: the pass
+ * over the CPUs and every lock *wait* run migratable (drain_all() pins
+ * only its own-CPU drain), so a drainer blocked on X's lock can be moved
+ * away from a busy Y before it gets the lock.  Stock is no better here: its drain of X is
  * a kworker bound to X, which needs X's CPU and the same lock.  Hint
  * callers, the many (fadvise storms), neither wait for a lock nor touch
- * a skipped or isolated CPU at all.  Buffer-head LRUs are protected by disabling interrupts on
- * their own CPU and cannot be drained remotely: a CPU with buffer heads
- * in its LRU still gets the queued work.
+ * a skipped or isolated CPU at all.
+ *
+ * Buffer-head LRUs are protected by disabling interrupts on their own CPU
+ * and cannot be drained remotely: a CPU with buffer heads in its LRU still
+ * gets the queued work.
  *
  * CPU hotplug.  page_alloc_cpu_dead() drains a dead CPU's batches without
  * their locks.  A drainer that found X online may still be inside X's
