@@ -120,8 +120,11 @@ lru_strict=$(pend_lru)
 check "trace saved" dtrace_stop /tmp/trace-nomem.txt
 stop_pending >/dev/null
 diag "hint: $(show_snap_delta n0 n1)" "strict: $(show_snap_delta n1 n2)"
-assert_eq "nomem hint drain: CPU $K deferred, no work there, its 8 pages still batched, no stock drain (deferred works lru stock)" \
-	"1 0 0 0" "$(sd n0 n1 deferred) $(tworks /tmp/trace-nomem.txt nmh 1 $K) $lru_hint $(sd n0 n1 stock)"
+# CPU $K's own pages are only reported (CPU $K is not isolated in this
+# boot: a task there may drain its batch itself; see 67)
+diag "nomem hint drain: $lru_hint of CPU $K's 8 pages on the LRU afterwards"
+assert_eq "nomem hint drain: CPU $K deferred, no work there, no stock drain (deferred works stock)" \
+	"1 0 0" "$(sd n0 n1 deferred) $(tworks /tmp/trace-nomem.txt nmh 1 $K) $(sd n0 n1 stock)"
 assert_eq "nomem hint drain: CPU 1's 8 pages drained by its work, waited for one by one, counted in fallbacks (lru fallbacks)" \
 	"8 1" "$lru_cpu1 $(sd n0 n1 fallbacks)"
 assert_eq "nomem memfd seal succeeded" 0 "$r"
