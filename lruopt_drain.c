@@ -111,7 +111,7 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 };
 
 /*
- * skipped_cpus counts the CPUs a hint caller left (partly) undrained,
+ * skipped_cpus counts the CPUs a hint caller left undrained,
  * deferred those of them that got no work either: equal, since a skipped
  * CPU never gets work.  remote_drains counts CPUs whose folio batches were
  * drained from the caller's CPU (every non-empty group locked),
@@ -252,10 +252,16 @@ static bool drain_skip_cpu(int cpu)
 		!housekeeping_test_cpu(cpu, HK_TYPE_TICK));
 }
 
-/* What one call did: filled by drain_all(), counted by drain_account(). */
+/*
+ * One call: its settings, read once by drain_all(), and what it did,
+ * filled by drain_all() and counted by drain_account().
+ */
 struct drain_call {
 	unsigned long ip;
 	struct drain_site site;
+	bool relaxed;		/* a hint caller: may skip, bound, trylock */
+	bool go_remote;		/* drains go remote (drain_remote_on()) */
+	unsigned int timeout_us;	/* relaxed only; 0: unbounded */
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
 	unsigned int remote, remote_busy;
 	bool inline_drain;
@@ -521,13 +527,13 @@ static unsigned long drain_request(struct drain_call *dc, int cpu)
  * clock.  A hint caller's deadline (drain/timeout_us) runs from there and
  * covers remote drains and the wait alike.
  */
-static void drain_started(struct drain_call *dc, unsigned int timeout_us)
+static void drain_started(struct drain_call *dc)
 {
 	if (dc->t0)
 		return;
 	dc->t0 = ktime_get_ns();
-	if (timeout_us)
-		dc->end = dc->t0 + (u64)timeout_us * NSEC_PER_USEC;
+	if (dc->timeout_us)
+		dc->end = dc->t0 + (u64)dc->timeout_us * NSEC_PER_USEC;
 }
 
 /*
@@ -540,8 +546,7 @@ static void drain_started(struct drain_call *dc, unsigned int timeout_us)
  * which would queue work on skipped CPUs too.
  */
 static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
-		      bool relaxed, bool may_skip, bool remote,
-		      unsigned int timeout_us)
+		      bool may_skip)
 {
 	unsigned long ticket;
 
@@ -561,8 +566,8 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 		dc->deferred++;
 		return;
 	}
-	drain_started(dc, timeout_us);
-	if (remote) {
+	drain_started(dc);
+	if (dc->go_remote) {
 		/*
 		 * Checked before each CPU: a remote drain is the caller's own
 		 * time, and past the deadline a hint caller starts no more.
@@ -576,7 +581,7 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 		 * callers) and the buffer-head LRU, which only queued work
 		 * on that CPU can drain.
 		 */
-		if (drain_remote_cpu(dc, cpu, !relaxed) &&
+		if (drain_remote_cpu(dc, cpu, !dc->relaxed) &&
 		    !has_bh_in_lru(cpu, NULL))
 			return;
 	}
@@ -595,12 +600,14 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
  * every CPU that needed draining was drained before returning, PARTIAL when
  * a hint caller left some (skipped or late).
  */
-static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
+static enum lruopt_drain_result drain_all(struct drain_call *dc)
 {
-	unsigned int timeout_us = relaxed ? READ_ONCE(drain_timeout_us) : 0;
-	bool remote = drain_remote_on();
 	struct drain_wait w = { };
 	int cpu, self;
+
+	dc->relaxed = dc->site.class == DC_HINT;
+	dc->timeout_us = dc->relaxed ? READ_ONCE(drain_timeout_us) : 0;
+	dc->go_remote = drain_remote_on();
 
 	/*
 	 * [SCAN]: as stock's smp_mb() before its own peeks, it orders
@@ -631,17 +638,16 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc, bool relaxed)
 	self = raw_smp_processor_id();
 	for_each_online_cpu(cpu)
 		if (cpu != self)
-			drain_one(dc, &w, cpu, relaxed, relaxed, remote,
-				  timeout_us);
+			drain_one(dc, &w, cpu, dc->relaxed);
 	migrate_disable();
 	if (raw_smp_processor_id() != self) {
 		migrate_enable();
-		drain_one(dc, &w, self, relaxed, false, remote, timeout_us);
+		drain_one(dc, &w, self, false);
 		migrate_disable();
 	}
 	/* The CPU we are on, inline, while the others' work runs. */
 	if (lruopt_cpu_needs_drain(raw_smp_processor_id())) {
-		drain_started(dc, timeout_us);
+		drain_started(dc);
 		drain_this_cpu();
 		dc->inline_drain = true;
 	}
@@ -733,7 +739,7 @@ static void drain_run(struct drain_call *dc, unsigned int coalesce_us)
 	enum lruopt_drain_result res;
 	u64 now = 0;
 
-	res = drain_all(dc, dc->site.class == DC_HINT);
+	res = drain_all(dc);
 	if (dc->t0) {
 		now = ktime_get_ns();
 		dc->wait_ns = now - dc->t0;
@@ -837,7 +843,7 @@ stock:
  * by the same parser as its sysfs file.
  */
 LRUOPT_UINT_KNOB(drain, timeout_us, drain_timeout_us, 0, DRAIN_TIMEOUT_MAX_US,
-		 "Initial value of drain/timeout_us: longest wait of a hint caller, 0 = unbounded (0..10000000, default 0)");
+		 "Initial value of drain/timeout_us: bound on a hint caller's wait and remote drains, 0 = unbounded (0..10000000, default 0)");
 LRUOPT_UINT_KNOB(drain, coalesce_us, drain_coalesce_us, 0,
 		 DRAIN_COALESCE_MAX_US,
 		 "Initial value of drain/coalesce_us: a hint caller this soon after a full drain returns at once, 0 = off (0..1000000, default 0)");
