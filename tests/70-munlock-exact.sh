@@ -24,16 +24,31 @@ mkdir -p $D
 
 # exact_case NAME SCENARIO: A (stock) vs B (batched) for SCENARIO at the
 # current batch size.
+# A scenario that checks its premise (offlru: the folios stay in CPU x's
+# batch until a draining checkpoint) says "premise broken" when something
+# else drained that CPU meanwhile; the pair is then run again, up to
+# $EXACT_TRIES times, and the case is skipped, not passed, if it never held.
+EXACT_TRIES=4
 exact_case() {
-	local name=$1 sc=$2 a=$D/$1.A b=$D/$1.B n
-	if ! mun_exact_run "$sc" A 0 "$a"; then
-		fail "$name: stock run" "$(tail -5 "$a")"
-		return 1
-	fi
-	if ! mun_exact_run "$sc" B 1 "$b"; then
-		fail "$name: batched run" "$(tail -5 "$b")"
-		return 1
-	fi
+	local name=$1 sc=$2 a=$D/$1.A b=$D/$1.B n try=1
+	while :; do
+		if ! mun_exact_run "$sc" A 0 "$a"; then
+			fail "$name: stock run" "$(tail -5 "$a")"
+			return 1
+		fi
+		if ! mun_exact_run "$sc" B 1 "$b"; then
+			fail "$name: batched run" "$(tail -5 "$b")"
+			return 1
+		fi
+		grep -q '^RESULT exact .* premise broken' "$a" "$b" || break
+		diag "$name: try $try: $(grep -h '^RESULT exact .* premise broken' "$a" "$b" |
+			sed 's/^RESULT exact scenario=[^ ]* //' | tr '\n' ';')"
+		if [ $try -ge $EXACT_TRIES ]; then
+			skip "$name" "premise broken in all $EXACT_TRIES tries (another drain of the batch CPU)"
+			return 0
+		fi
+		try=$((try + 1))
+	done
 	if grep -q "^RESULT exact .* skip" "$a"; then
 		skip "$name" "$(sed -n 's/^RESULT exact .* skip \{0,1\}//p' "$a" | head -1)"
 		return 0

@@ -42,6 +42,9 @@
 static struct mu_snap cps[MAX_CP];
 static int ncp;
 static const char *scenario, *runlabel;
+/* Where a scenario's premise first broke (see offlru_premise()). */
+static const char *premise_broken;
+static long premise_lru;
 
 /* Checkpoint: drain all CPUs, fold vmstat, record. */
 static void cp_common(const char *label, int drain)
@@ -71,6 +74,9 @@ static void print_results(void)
 		printf("RESULT exact scenario=%s run=%s cp=%d label=%s %s\n",
 		       scenario, runlabel, c, cps[c].label, line);
 	}
+	if (premise_broken)
+		printf("RESULT exact scenario=%s run=%s premise broken at %s: %ld pages on an LRU\n",
+		       scenario, runlabel, premise_broken, premise_lru);
 	printf("RESULT exact scenario=%s run=%s done checkpoints=%d\n", scenario, runlabel, ncp);
 }
 
@@ -456,6 +462,25 @@ static void sc_shared(const char *kind)
 	cp("end");
 }
 
+/*
+ * The offlru scenario's premise: the folios it works on sit in CPU x's
+ * lru_add or mlock batch, off every LRU, until the next draining checkpoint.
+ * Anything else that drains CPU x meanwhile (a task of its own, a
+ * compaction or khugepaged pass: it happens in the stock kernel too, most
+ * often on PREEMPT_RT) puts them on an LRU early and the checkpoint measures
+ * another sequence.  Checked through KPF_LRU after each step; a run whose
+ * premise broke says so and the caller repeats the pair.
+ */
+static void offlru_premise(const unsigned char *p, size_t len, const char *where)
+{
+	long n = mu_count_kpf(p, len, MU_KPF_LRU, NULL, 0);
+
+	if (n && !premise_broken) {
+		premise_broken = where;
+		premise_lru = n;
+	}
+}
+
 /* Folios that are off the LRU (in another CPU's lru_add / mlock batch). */
 static void sc_offlru(void)
 {
@@ -467,15 +492,19 @@ static void sc_offlru(void)
 	/* 1: mlock and munlock while the new folios sit in CPU x's lru_add */
 	mu_touch(a, 8 * PG, 50);
 	lt_pin(y);
+	offlru_premise(a, 8 * PG, "touched-1");
 	xmlock(a, 8 * PG);
 	cp_nodrain("mlock-offlru");
+	offlru_premise(a, 8 * PG, "mlock-offlru");
 	xmunlock(a, 8 * PG);
 	cp_nodrain("munlock-offlru");
+	offlru_premise(a, 8 * PG, "munlock-offlru");
 	cp("drained-1");
 	/* 2: mlocked off the LRU, then the lru_add drain culls them */
 	lt_pin(x);
 	mu_touch(a + 8 * PG, 8 * PG, 51);
 	lt_pin(y);
+	offlru_premise(a + 8 * PG, 8 * PG, "touched-2");
 	xmlock(a + 8 * PG, 8 * PG);
 	cp("mlock-offlru-drained");
 	xmunlock(a + 8 * PG, 8 * PG);
@@ -485,8 +514,10 @@ static void sc_offlru(void)
 	xmlock_onfault(a + 16 * PG, 8 * PG);
 	mu_touch(a + 16 * PG, 8 * PG, 52);
 	lt_pin(y);
+	offlru_premise(a + 16 * PG, 8 * PG, "touched-3");
 	xmunlock(a + 16 * PG, 8 * PG);
 	cp_nodrain("munlock-pending-new");
+	offlru_premise(a + 16 * PG, 8 * PG, "munlock-pending-new");
 	cp("drained-3");
 	mu_verify(a, 8 * PG, 50, "offlru");
 	mu_verify(a + 16 * PG, 8 * PG, 52, "offlru");

@@ -102,15 +102,16 @@ static inline void mu_drain_all(void)
 }
 
 /*
- * Number of pages of [p, p + len) that are present and have PG_mlocked set,
- * from /proc/self/pagemap (PFN, needs root) and /proc/kpageflags
- * (KPF_MLOCKED, bit 33): tells which area a leftover Mlocked page belongs
- * to.  A THP counts once: PG_mlocked lives on its head page only.  The page
+ * Number of pages of [p, p + len) that are present and have kpageflags bit
+ * @bit set, from /proc/self/pagemap (PFN, needs root) and /proc/kpageflags.
+ * With KPF_MLOCKED (33) it tells which area a leftover Mlocked page belongs
+ * to (a THP counts once: PG_mlocked lives on its head page only); with
+ * KPF_LRU (5) whether a folio still sits in a per-CPU batch.  The page
  * indexes (from p) of the first @nidx such pages go to @idx.  Returns -1
  * when either file cannot be read.
  */
-static inline long mu_count_mlocked(const unsigned char *p, size_t len,
-				    unsigned long *idx, int nidx)
+static inline long mu_count_kpf(const unsigned char *p, size_t len, int bit,
+				unsigned long *idx, int nidx)
 {
 	unsigned long long ent, flags;
 	int pm, kf;
@@ -137,7 +138,7 @@ static inline long mu_count_mlocked(const unsigned char *p, size_t len,
 			n = -1;
 			break;
 		}
-		if (flags & (1ULL << 33)) {
+		if (flags & (1ULL << bit)) {
 			if (n < nidx)
 				idx[n] = i / MU_PAGE;
 			n++;
@@ -149,6 +150,15 @@ out:
 	if (kf >= 0)
 		close(kf);
 	return n;
+}
+
+#define MU_KPF_LRU	5
+#define MU_KPF_MLOCKED	33
+
+static inline long mu_count_mlocked(const unsigned char *p, size_t len,
+				    unsigned long *idx, int nidx)
+{
+	return mu_count_kpf(p, len, MU_KPF_MLOCKED, idx, nidx);
 }
 
 /* Fold the per-cpu vmstat differentials into the global counters. */
