@@ -38,14 +38,14 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
-	lruopt_memcg.c lruopt_drain.h \
+	lruopt_memcg.c lruopt_quiet.c lruopt_drain.h lruopt_quiet_adders.h \
 	lruopt.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.
 BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \
 	move_charge_struct
 # Unexported plain data symbols that BTF cannot vouch for (see klp-convert).
-KLP_DATA := mm_percpu_wq,mc,huge_zero_pfn,huge_zero_folio,lru_disable_count
+KLP_DATA := mm_percpu_wq,mc,huge_zero_pfn,huge_zero_folio,lru_disable_count,lru_gen_caps
 # Unexported functions whose address the code may take: mm/swap.c's move
 # functions (6.1 names, then 6.12 names), handed to folio_batch_move_lru() by
 # the PREEMPT_RT remote drain; lruopt_drain.c checks their ENDBR64 at load

@@ -46,6 +46,14 @@ struct lruopt_counters {
  *         livepatch relocations, the first point where unexported symbols
  *         may be read; cannot fail (init must not fail after that point)
  * @exit: free state; runs after the patch is gone
+ * @decide: may be NULL; runs first at load and may clear @supported to leave
+ *          the feature out of the patch (a patch_<feature>=auto choice);
+ *          returns why, for the log
+ * @changed: may be NULL; runs after any switch (the feature's, the
+ *           master) was written, may sleep
+ * @live: may be NULL; runs with true once the transition to the patch has
+ *        completed (every task runs the new functions) and with false
+ *        before the patch starts going away; may sleep
  * @kobj: the feature's directory (private to lruopt_main.c)
  * @enabled_param: @enabled was given as a module parameter (lruopt_main.c)
  */
@@ -59,6 +67,9 @@ struct lruopt_feature {
 	int (*init)(void);
 	void (*bound)(void);
 	void (*exit)(void);
+	const char *(*decide)(void);
+	void (*changed)(void);
+	void (*live)(bool live);
 	struct kobject *kobj;
 	bool enabled_param;
 };
@@ -67,6 +78,21 @@ extern bool lruopt_enabled;
 extern struct lruopt_feature lruopt_drain_feature;
 extern struct lruopt_feature lruopt_munlock_feature;
 extern struct lruopt_feature lruopt_memcg_feature;
+extern struct lruopt_feature lruopt_quiet_feature;
+
+/* Quiet CPUs (lruopt_quiet.c), defined by the drain's skip set. */
+bool lruopt_cpu_isolated(int cpu);
+bool lruopt_drain_skips(int cpu);
+void lruopt_quiet_update(void);
+bool lruopt_quiet_active(void);
+
+/*
+ * patch_<feature>: whether a feature whose replacement costs every call
+ * goes into the livepatch: "0", "1" or "auto" (decided at load).
+ */
+enum { LRUOPT_PATCH_OFF, LRUOPT_PATCH_ON, LRUOPT_PATCH_AUTO };
+extern const char *const lruopt_patch_names[];
+extern const struct kernel_param_ops lruopt_patch_param_ops;
 
 /* True when the master switch and the feature's switch are both on. */
 static inline bool lruopt_active(const struct lruopt_feature *f)

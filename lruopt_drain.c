@@ -243,13 +243,34 @@ static bool drain_wait_alloc(struct drain_wait *w)
 	return true;
 }
 
-static bool drain_skip_cpu(int cpu)
+/**
+ * lruopt_cpu_isolated - is @cpu isolated (isolcpus=, nohz_full=)?
+ * @cpu: a possible CPU
+ *
+ * Return: true when @cpu is outside the kernel's housekeeping set for
+ * scheduler domains or for the tick.
+ */
+bool lruopt_cpu_isolated(int cpu)
+{
+	return !housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN) ||
+	       !housekeeping_test_cpu(cpu, HK_TYPE_TICK);
+}
+
+/**
+ * lruopt_drain_skips - does a hint caller leave @cpu alone?
+ * @cpu: a possible CPU
+ *
+ * These are the quiet CPUs: the ones in drain/skip_cpus, and the isolated
+ * ones while drain/skip_isolated is 1 (lruopt_quiet.c keeps them empty).
+ * Lockless: a caller racing with a knob write sees either answer.
+ *
+ * Return: true when @cpu is to be left alone.
+ */
+bool lruopt_drain_skips(int cpu)
 {
 	if (cpumask_test_cpu(cpu, &drain_skip_mask))
 		return true;
-	return READ_ONCE(drain_skip_isolated) &&
-	       (!housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN) ||
-		!housekeeping_test_cpu(cpu, HK_TYPE_TICK));
+	return READ_ONCE(drain_skip_isolated) && lruopt_cpu_isolated(cpu);
 }
 
 /*
@@ -561,7 +582,7 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 	 * full batch) or a strict caller drains it.  Decided once per CPU:
 	 * skip_cpus may change under our feet.
 	 */
-	if (may_skip && drain_skip_cpu(cpu)) {
+	if (may_skip && lruopt_drain_skips(cpu)) {
 		dc->skipped++;
 		dc->deferred++;
 		return;
@@ -798,7 +819,9 @@ stock:
  * isolated CPU too.  With remote drains (PREEMPT_RT) this drains those
  * CPUs from here instead, as a strict lru_add_drain_all() caller does:
  * blocking on each remote lock, queued work only for buffer heads, no
- * skipping, no bound, no coalescing.  Without them it is the stock code.
+ * skipping, no bound, no coalescing.  With quiet CPUs (lruopt_quiet.c)
+ * it is the same strict drain by queued work, which puts none on a quiet
+ * CPU: it has nothing pending.  Otherwise it is the stock code.
  *
  * lru_disable_count keeps its exact semantics: one increment, before the
  * grace period, for every call (lru_cache_enable(), the kernel's inline,
@@ -811,9 +834,10 @@ stock:
  * old function while another runs this one: both increment once, and
  * either drain leaves the batches empty.
  *
- * Unused (and so not built) where drain_funcs leaves it out.
+ * Stock forces work on every online CPU, pending or not; after the grace
+ * period the pending test is exact, as it is for lru_add_drain_all().
  */
-static void __maybe_unused lruopt_lru_cache_disable(void)
+static void lruopt_lru_cache_disable(void)
 {
 	struct drain_call dc = {
 		.ip = (unsigned long)__builtin_return_address(0),
@@ -824,7 +848,7 @@ static void __maybe_unused lruopt_lru_cache_disable(void)
 	synchronize_rcu_expedited();
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
-	if (!drain_remote_on() || !drain_ready())
+	if (!(drain_remote_on() || lruopt_quiet_active()) || !drain_ready())
 		goto stock;
 	dc.site = drain_site_get(dc.ip);
 	/* every caller needs every batch empty, whatever its site table says */
@@ -915,7 +939,11 @@ static ssize_t skip_isolated_store(struct kobject *kobj,
 				   struct kobj_attribute *attr,
 				   const char *buf, size_t count)
 {
-	return lruopt_store_bool(buf, count, &drain_skip_isolated);
+	ssize_t ret = lruopt_store_bool(buf, count, &drain_skip_isolated);
+
+	if (ret > 0)
+		lruopt_quiet_update();
+	return ret;
 }
 
 static ssize_t skip_cpus_show(struct kobject *kobj,
@@ -935,7 +963,10 @@ static ssize_t skip_cpus_store(struct kobject *kobj,
 	if (buf[n - 1] == '\n')
 		n--;
 	ret = drain_parse_cpus(buf, n, &drain_skip_mask);
-	return ret ? ret : count;
+	if (ret)
+		return ret;
+	lruopt_quiet_update();
+	return count;
 }
 
 static ssize_t callers_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -1012,18 +1043,19 @@ static void lruopt_drain_exit(void)
 }
 
 /*
- * lru_cache_disable() is replaced only where drains can go remote: on
- * other kernels its drain would be stock's, queued work on every CPU.
+ * lru_cache_disable() is off the hot paths (migration, CMA, hotplug): its
+ * ftrace redirection costs nothing measurable, and it runs the stock code
+ * unless drains go remote or CPUs are quiet.
  */
 static const struct klp_func drain_funcs[] = {
 	{
 		.old_name = "lru_add_drain_all",
 		.new_func = lruopt_lru_add_drain_all,
 	},
-	LRUOPT_IF_REMOTE({
+	{
 		.old_name = "lru_cache_disable",
 		.new_func = lruopt_lru_cache_disable,
-	})
+	},
 	{ }
 };
 

@@ -44,26 +44,20 @@ bool lruopt_enabled = true;
 module_param_cb(enabled, &lruopt_bool_param_ops, &lruopt_enabled, 0444);
 MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (0|1, default 1)");
 
-/*
- * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
- * Replacing lock_page_memcg() costs every page map/unmap an ftrace
- * redirection, and the replacement can only gain while charges move between
- * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
- */
-enum { PATCH_MEMCG_OFF, PATCH_MEMCG_ON, PATCH_MEMCG_AUTO };
-
-static const char *const patch_memcg_names[] = {
-	[PATCH_MEMCG_OFF] = "0",
-	[PATCH_MEMCG_ON] = "1",
-	[PATCH_MEMCG_AUTO] = "auto",
+/* The values of every patch_<feature> parameter (lruopt.h). */
+const char *const lruopt_patch_names[] = {
+	[LRUOPT_PATCH_OFF] = "0",
+	[LRUOPT_PATCH_ON] = "1",
+	[LRUOPT_PATCH_AUTO] = "auto",
 };
 
-static int patch_memcg = PATCH_MEMCG_AUTO;
-
 /* Exactly "auto", "1" or "0": anything else fails insmod with -EINVAL. */
-static int patch_memcg_set(const char *val, const struct kernel_param *kp)
+static int lruopt_patch_param_set(const char *val,
+				  const struct kernel_param *kp)
 {
-	int i = sysfs_match_string(patch_memcg_names, val);
+	int i = val ? __sysfs_match_string(lruopt_patch_names,
+					   ARRAY_SIZE(lruopt_patch_names),
+					   val) : -EINVAL;
 
 	if (i < 0)
 		return -EINVAL;	/* the module loader logs the parameter */
@@ -71,17 +65,25 @@ static int patch_memcg_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-static int patch_memcg_get(char *buf, const struct kernel_param *kp)
+static int lruopt_patch_param_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%s\n", patch_memcg_names[*(int *)kp->arg]);
+	return sysfs_emit(buf, "%s\n", lruopt_patch_names[*(int *)kp->arg]);
 }
 
-static const struct kernel_param_ops patch_memcg_ops = {
-	.set = patch_memcg_set,
-	.get = patch_memcg_get,
+const struct kernel_param_ops lruopt_patch_param_ops = {
+	.set = lruopt_patch_param_set,
+	.get = lruopt_patch_param_get,
 };
 
-module_param_cb(patch_memcg, &patch_memcg_ops, &patch_memcg, 0444);
+/*
+ * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
+ * Replacing lock_page_memcg() costs every page map/unmap an ftrace
+ * redirection, and the replacement can only gain while charges move between
+ * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
+ */
+static int patch_memcg = LRUOPT_PATCH_AUTO;
+
+module_param_cb(patch_memcg, &lruopt_patch_param_ops, &patch_memcg, 0444);
 MODULE_PARM_DESC(patch_memcg,
 		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: only if the memory controller is on a cgroup-v1 hierarchy at load), 1 (always), 0 (never; see README)");
 
@@ -110,11 +112,46 @@ static struct lruopt_feature *const lruopt_features[] = {
 	&lruopt_drain_feature,
 	&lruopt_munlock_feature,
 	&lruopt_memcg_feature,
+	&lruopt_quiet_feature,
 };
 
 static struct kobject *lruopt_kobj;
 static struct klp_func *lruopt_funcs;
-static struct klp_object lruopt_objs[2];
+
+/*
+ * The livepatch callbacks (Documentation/livepatch/callbacks.rst): post-patch
+ * runs once every task runs the new functions, pre-unpatch before any task
+ * can go back to the old ones.  Both run under the livepatch core's mutex
+ * and may sleep.
+ */
+static void lruopt_features_live(bool live)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->supported && lruopt_features[i]->live)
+			lruopt_features[i]->live(live);
+}
+
+static void lruopt_post_patch(struct klp_object *obj)
+{
+	lruopt_features_live(true);
+}
+
+static void lruopt_pre_unpatch(struct klp_object *obj)
+{
+	lruopt_features_live(false);
+}
+
+static struct klp_object lruopt_objs[2] = {
+	{
+		.callbacks = {
+			.post_patch = lruopt_post_patch,
+			.pre_unpatch = lruopt_pre_unpatch,
+		},
+	},
+};
+
 static struct klp_patch lruopt_patch = {
 	.mod = THIS_MODULE,
 	.objs = lruopt_objs,
@@ -322,6 +359,7 @@ static const struct kernel_param_ops lruopt_feature_param_ops = {
 LRUOPT_FEATURE_PARAM(drain);
 LRUOPT_FEATURE_PARAM(munlock);
 LRUOPT_FEATURE_PARAM(memcg);
+LRUOPT_FEATURE_PARAM(quiet);
 
 /*
  * A feature switched on by parameter that this kernel (or this load's
@@ -355,10 +393,24 @@ static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", READ_ONCE(lruopt_enabled));
 }
 
+/* A switch was written: tell the features that follow switches. */
+static void lruopt_features_changed(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->changed)
+			lruopt_features[i]->changed();
+}
+
 static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
 			     const char *buf, size_t count)
 {
-	return lruopt_store_bool(buf, count, &lruopt_enabled);
+	ssize_t ret = lruopt_store_bool(buf, count, &lruopt_enabled);
+
+	if (ret > 0)
+		lruopt_features_changed();
+	return ret;
 }
 
 static struct kobj_attribute enabled_attr = __ATTR_RW_MODE(enabled, 0644);
@@ -446,6 +498,7 @@ static ssize_t feature_enabled_store(struct kobject *kobj,
 	if (v && !f->supported)
 		return -EINVAL;
 	WRITE_ONCE(f->enabled, v);
+	lruopt_features_changed();
 	return count;
 }
 
@@ -742,11 +795,11 @@ static const char *lruopt_memcg_decide(void)
 	bool in;
 
 	switch (patch_memcg) {
-	case PATCH_MEMCG_OFF:
+	case LRUOPT_PATCH_OFF:
 		in = false;
 		why = "requested";
 		break;
-	case PATCH_MEMCG_ON:
+	case LRUOPT_PATCH_ON:
 		in = true;
 		why = "requested";
 		break;
@@ -773,13 +826,16 @@ static const char *lruopt_memcg_decide(void)
 
 static int __init lruopt_init(void)
 {
-	const char *memcg_why;
-	int ret;
+	const char *memcg_why, *why[ARRAY_SIZE(lruopt_features)] = { };
+	int i, ret;
 
 	ret = lruopt_check_kernel();
 	if (ret)
 		return ret;
 	memcg_why = lruopt_memcg_decide();
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (lruopt_features[i]->decide)
+			why[i] = lruopt_features[i]->decide();
 	ret = lruopt_check_feature_params();
 	if (ret)
 		return ret;
@@ -812,7 +868,13 @@ static int __init lruopt_init(void)
 	else
 		pr_info("memcg: %s the patch (patch_memcg=%s): %s\n",
 			lruopt_memcg_feature.supported ? "in" : "left out of",
-			patch_memcg_names[patch_memcg], memcg_why);
+			lruopt_patch_names[patch_memcg], memcg_why);
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
+		if (why[i])
+			pr_info("%s: %s the patch (%s)\n",
+				lruopt_features[i]->name,
+				lruopt_features[i]->supported ?
+				"in" : "left out of", why[i]);
 	pr_info("loaded %s for %s (%s line); patching started\n",
 		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
 	return 0;

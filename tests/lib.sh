@@ -502,13 +502,13 @@ kernel_short() {
 expected_targets() {
 	case $(kernel_short) in
 	6.1 | 6.12)
-		printf '%s\n' "lru_add_drain_all drain"
-		# only where drains go remote: lruopt_drain.c drain_funcs
-		is_rt && printf '%s\n' "lru_cache_disable drain"
+		printf '%s\n' "lru_add_drain_all drain" "lru_cache_disable drain"
 		printf '%s\n' "mlock_pte_range munlock"
 		[ "$(memcg_expected_supported)" = 1 ] &&
 			printf '%s\n' "folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
 				"lock_page_memcg memcg" "unlock_page_memcg memcg"
+		[ "$(quiet_expected_supported)" = 1 ] &&
+			quiet_targets | sed 's/$/ quiet/'
 		return 0 ;;
 	*)
 		echo "unknown-kernel-$(uname -r)" ;;
@@ -529,6 +529,35 @@ memcg_kernel_has_move() {
 # patch_memcg=auto (or the patch_memcg= of LRUOPT_KO_PARAMS): 1 iff the
 # kernel has charge moving and /proc/cgroups shows the memory controller
 # enabled on a cgroup-v1 hierarchy (id != 0; 0 is the default, v2, one).
+# quiet_targets: the LRU batch adders lruopt_quiet_adders.h replaces
+quiet_targets() {
+	if [ "$(kernel_short)" = 6.12 ]; then
+		printf '%s\n' __folio_batch_add_and_move mlock_folio mlock_new_folio munlock_folio
+	else
+		printf '%s\n' folio_rotate_reclaimable folio_activate folio_add_lru \
+			deactivate_file_folio deactivate_page mark_page_lazyfree \
+			mlock_folio mlock_new_page munlock_page
+	fi
+}
+
+# quiet_expected_supported: 1 when the loaded module put the adders in the
+# patch: patch_quiet=1, or auto with isolated/nohz_full CPUs or
+# drain_skip_cpus given at load (lruopt_quiet.c lruopt_quiet_decide()).
+quiet_expected_supported() {
+	local p=/sys/module/lruopt/parameters
+	case $(cat $p/patch_quiet 2>/dev/null) in
+	1) echo 1 ;;
+	auto)
+		if [ -n "$(cat /sys/devices/system/cpu/isolated /sys/devices/system/cpu/nohz_full 2>/dev/null |
+			tr -d ' \n' | sed 's/(null)//g')" ] || [ -n "$(cat $p/drain_skip_cpus)" ]; then
+			echo 1
+		else
+			echo 0
+		fi ;;
+	*) echo 0 ;;
+	esac
+}
+
 memcg_expected_supported() {
 	local has
 	has=$(memcg_kernel_has_move)

@@ -14,7 +14,8 @@
 # strict drains (compaction; memfd seal, long-term pin, move_pages'
 # lru_cache_disable()) leave no work on CPU 3; the strict ones drain its
 # pages onto the LRU from CPU 0, the hint one takes none of its locks.
-# skip_isolated defaults to 1.
+# skip_isolated defaults to 1.  Loaded with patch_quiet=0, so that CPU 3
+# can hold pages at all (66-quiet: with the defaults it cannot).
 # lruopt-timeout: 300
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -30,8 +31,11 @@ movable=$(awk '$1 == "Node" && $4 == "Movable" { z = 1; next }
 	z && $1 == "present" { print $2; exit }' /proc/zoneinfo)
 check "booted with a ZONE_MOVABLE (movablecore=50%: ${movable:-no} pages present)" \
 	test "${movable:-0}" -gt 0
-ensure_loaded || exit 1
-# a load without parameters: booting with isolcpus/nohz_full is the request
+# patch_quiet=0: what the drain does when a quiet CPU has something
+# batched (66-quiet loads with the defaults, under which it never has).
+lruopt_loaded && unload_lruopt >/dev/null
+check "setup: load lruopt.ko patch_quiet=0" load_lruopt patch_quiet=0 || exit 1
+# no other parameter: booting with isolcpus/nohz_full is the request
 assert_eq "skip_isolated is 1 by default (module parameter, sysfs)" "1 1" \
 	"$(cat /sys/module/lruopt/parameters/drain_skip_isolated) $(cat /sys/kernel/lruopt/drain/skip_isolated)"
 pin_shell_cpu0

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Quiet CPUs: nothing is batched on them, so no drain has work there.
+ *
+ * A quiet CPU is one in drain/skip_cpus, or an isolated one (isolcpus=,
+ * nohz_full=) while drain/skip_isolated is 1: the CPUs hint callers of the
+ * drain leave alone (lruopt_drain_skips()).  That alone does not keep them
+ * quiet: strict callers of lru_add_drain_all() (memfd seals, long-term GUP
+ * pins) and lru_cache_disable() (migration, CMA, hotplug) must drain every
+ * CPU that has something batched, and on a kernel without PREEMPT_RT the
+ * only way to drain another CPU is a kworker on it.
+ *
+ * So on a quiet CPU every per-CPU LRU batch add moves the folio to its LRU
+ * at once, as the kernel itself does while lru_cache_disabled(): the
+ * adders are restated in lruopt_quiet_adders.h with that one test added.
+ * A quiet CPU then never has anything pending, and no drain, hint or
+ * strict, RT or not, puts work on it or takes its locks.  The price is on
+ * the quiet CPU's own adds (one lruvec lock per folio instead of per batch
+ * of 15/31), and, because the adders are among the hottest LRU paths (every
+ * page fault), an ftrace redirection on every CPU's adds.  Hence
+ * patch_quiet=auto: the adders are put into the livepatch only when quiet
+ * CPUs exist at load (isolated CPUs, or drain_skip_cpus= given).  Left out,
+ * a later skip_cpus write still keeps hint callers off those CPUs, and
+ * nothing more.
+ *
+ * Becoming quiet.  Each CPU's flag (quiet_cpu) is written by
+ * lruopt_quiet_update() only, under quiet_lock, whenever the set can
+ * change: the drain's skip knobs, the quiet/enabled and master switches, the
+ * end of the patch transition.  The adders read their own CPU's flag inside
+ * their local-lock section, which is an RCU read-side critical section
+ * (preemption or interrupts off; on PREEMPT_RT rt_spin_lock() takes
+ * rcu_read_lock()).  After setting flags, synchronize_rcu() [GP] waits out
+ * every add that may have read the old value, exactly as lru_cache_disable()
+ * does for lru_disable_count; every later add on that CPU sees the flag and
+ * moves its whole batch.  One lru_add_drain_all() then empties the CPUs that
+ * became quiet while idle: it is the drain that puts work on them, once.
+ * That drain is a module caller, so lruopt's drain treats it as strict.
+ *
+ * The consistency model.  Until the transition has completed a task may
+ * still run a stock adder, which batches whatever the flag says.  So the
+ * flags stay clear until the post-patch callback (quiet_live), which runs
+ * when every task runs the new adders, and are cleared again by the
+ * pre-unpatch callback, before any task can go back to a stock adder.
+ * With the flags clear, or quiet/enabled 0, the adders are the stock code.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/swap.h>
+#include "lruopt.h"
+
+enum { QS_MOVED, QS_DRAINS, QS_NR };
+
+static const char *const quiet_stat_names[QS_NR + 1] = {
+	[QS_MOVED] = "moved_at_once",
+	[QS_DRAINS] = "drains",
+};
+
+static struct lruopt_counters quiet_stats = {
+	.names = quiet_stat_names,
+};
+
+/* This CPU keeps nothing batched; written by lruopt_quiet_update() only. */
+static DEFINE_PER_CPU(bool, quiet_cpu);
+/* The flags' set, for quiet/cpus; under quiet_lock. */
+static struct cpumask quiet_mask;
+/* Every task runs the new adders (post-patch .. pre-unpatch). */
+static bool quiet_live;
+/* Some CPU's flag is set (read locklessly by lru_cache_disable()). */
+static bool quiet_any;
+static DEFINE_MUTEX(quiet_lock);
+
+/*
+ * The adders' test: is this CPU quiet?  Called with the batch's local lock
+ * held (see "Becoming quiet").  Counts the folio it moves at once.
+ */
+static __always_inline bool lruopt_quiet_here(void)
+{
+	if (likely(!this_cpu_read(quiet_cpu)))
+		return false;
+	lruopt_count(&quiet_stats, QS_MOVED, 1);
+	return true;
+}
+
+#include "lruopt_quiet_adders.h"
+
+/**
+ * lruopt_quiet_update - recompute the quiet CPUs after a setting changed
+ *
+ * Called by the drain's skip knobs, the switches and the livepatch
+ * callbacks.  CPUs that became quiet are drained once, after a grace
+ * period (see "Becoming quiet"); CPUs that stopped being quiet just batch
+ * again.  May sleep.  Does nothing when the adders are not in the patch.
+ */
+void lruopt_quiet_update(void)
+{
+	bool on, newly = false, any = false;
+	int cpu;
+
+	if (!lruopt_quiet_feature.supported)
+		return;
+	mutex_lock(&quiet_lock);
+	on = quiet_live && lruopt_active(&lruopt_quiet_feature);
+	for_each_possible_cpu(cpu) {
+		bool q = on && lruopt_drain_skips(cpu);
+
+		if (q && !per_cpu(quiet_cpu, cpu))
+			newly = true;
+		any |= q;
+		WRITE_ONCE(per_cpu(quiet_cpu, cpu), q);
+		if (q)
+			cpumask_set_cpu(cpu, &quiet_mask);
+		else
+			cpumask_clear_cpu(cpu, &quiet_mask);
+	}
+	WRITE_ONCE(quiet_any, any);
+	if (newly) {
+		/* [GP]: pairs with the adders' local-lock sections */
+		synchronize_rcu();
+		lru_add_drain_all();
+		lruopt_count(&quiet_stats, QS_DRAINS, 1);
+	}
+	mutex_unlock(&quiet_lock);
+}
+
+/**
+ * lruopt_quiet_active - are some CPUs kept quiet right now?
+ *
+ * Return: true when at least one CPU's adders move everything at once.
+ */
+bool lruopt_quiet_active(void)
+{
+	return READ_ONCE(quiet_any);
+}
+
+/* Post-patch: every task runs the new adders; pre-unpatch: not for long. */
+static void lruopt_quiet_live(bool live)
+{
+	mutex_lock(&quiet_lock);
+	quiet_live = live;
+	mutex_unlock(&quiet_lock);
+	lruopt_quiet_update();
+}
+
+/* ------------------------------------------------------------- sysfs */
+
+static ssize_t cpus_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	ssize_t ret;
+
+	mutex_lock(&quiet_lock);
+	ret = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&quiet_mask));
+	mutex_unlock(&quiet_lock);
+	return ret;
+}
+
+static struct kobj_attribute cpus_attr = __ATTR_RO(cpus);
+
+static struct attribute *quiet_attrs[] = {
+	&cpus_attr.attr,
+	NULL,
+};
+
+/* --------------------------------------------------- patch decision */
+
+static int patch_quiet = LRUOPT_PATCH_AUTO;
+module_param_cb(patch_quiet, &lruopt_patch_param_ops, &patch_quiet, 0444);
+MODULE_PARM_DESC(patch_quiet,
+		 "Put the LRU batch adders in the livepatch, so that quiet CPUs (drain/skip_cpus, isolated ones) keep nothing batched: auto (default: only if there are quiet CPUs at load), 1 (always), 0 (never)");
+
+/*
+ * Decided at load, before the patch is built: auto puts the adders in when
+ * some CPU is quiet by the load's settings (isolated CPUs, whatever
+ * skip_isolated says, since it can be written later; or drain_skip_cpus=).
+ */
+static const char *lruopt_quiet_decide(void)
+{
+	bool any = false;
+	int cpu;
+
+	switch (patch_quiet) {
+	case LRUOPT_PATCH_OFF:
+		lruopt_quiet_feature.supported = false;
+		return "patch_quiet=0: skip_cpus: hint callers only";
+	case LRUOPT_PATCH_ON:
+		return "patch_quiet=1: quiet CPUs keep nothing batched";
+	}
+	for_each_possible_cpu(cpu)
+		any |= lruopt_drain_skips(cpu) || lruopt_cpu_isolated(cpu);
+	if (any)
+		return "patch_quiet=auto: there are quiet CPUs at load; they keep nothing batched";
+	lruopt_quiet_feature.supported = false;
+	return "patch_quiet=auto: no quiet CPU at load; skip_cpus: hint callers only";
+}
+
+struct lruopt_feature lruopt_quiet_feature = {
+	.name = "quiet",
+	.enabled = true,
+	.supported = true,
+	.funcs = lruopt_quiet_funcs,
+	.attrs = quiet_attrs,
+	.counters = &quiet_stats,
+	.decide = lruopt_quiet_decide,
+	.changed = lruopt_quiet_update,
+	.live = lruopt_quiet_live,
+};
