@@ -11,7 +11,7 @@
 #   --rounds N        measured rounds (default 4, each order once; --quick: 2)
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh)
-#   --configs SET     subset of ABCD to run (default ABC)
+#   --configs SET     subset of ABCDE to run (default ABC)
 #   --toggle          in-boot toggle mode, the same as --configs BC: lruopt
 #                     is loaded once and B/C alternate by writes to
 #                     /sys/kernel/lruopt/enabled (no insmod/rmmod between
@@ -31,11 +31,15 @@
 #      the livepatch redirection and the switch checks)
 #   D  lruopt loaded with patch_memcg=0, enabled=1 (6.1: the memcg lock is
 #      left to the kernel; on 6.12 the same as B without the tune settings)
+#   E  lruopt loaded with patch_quiet=1, enabled=1, plus the tune settings:
+#      the LRU batch adders in the patch whether or not a CPU is quiet (on a
+#      boot without isolated CPUs, B leaves them out): their cost on the
+#      other CPUs, and what a quiet CPU (skip_cpus in the tune) gains
 # Each round runs every selected configuration once, in one of the orders
-# ABCD, DCBA, BDAC, CADB (round r uses the ((r-1) mod 4)-th, restricted to
-# the selection: ABC, CBA, BAC, CAB by default), so each round with A, B, C
-# needs at most one load and one unload (D costs one more of each); the
-# workload order rotates by one per round.
+# ABCDE, EDCBA, BDEAC, CAEDB (round r uses the ((r-1) mod 4)-th, restricted
+# to the selection: ABC, CBA, BAC, CAB by default), so each round with A, B,
+# C needs at most one load and one unload (D and E cost one more of each);
+# the workload order rotates by one per round.
 #
 # Console output (one line each; scripts/bench-report parses them):
 #   BENCH-META key=value...                      once, at the start
@@ -71,7 +75,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
 case $ROUNDS in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds '$ROUNDS'" >&2; exit 2 ;; esac
-case $CONFIGS in '' | *[!ABCD]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
+case $CONFIGS in '' | *[!ABCDE]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
 
 mkdir -p "$WORKDIR" || exit 2
 WORKDIR=$(cd "$WORKDIR" && pwd)
@@ -106,20 +110,29 @@ if [ $HOST = 0 ] && is_rt; then
 fi
 
 # goto_config X: bring the module into configuration X
+# config_params X: the module parameters configuration X loads with
+config_params() {
+	case $1 in
+	D) echo patch_memcg=0 ;;
+	E) echo patch_quiet=1 ;;
+	esac
+}
+
 goto_config() {
 	local out
 	[ "$STATE" = "$1" ] && return 0
-	# D loads with different module parameters: B/C <-> D goes through A
-	case $STATE$1 in [BC]D | D[BC]) goto_config A || return 1 ;; esac
+	# D and E load with their own module parameters: between them and
+	# B/C the module is reloaded (through A)
+	case $STATE$1 in [BCE]D | D[BCE] | [BCD]E | E[BCD]) goto_config A || return 1 ;; esac
 	case $1 in
 	A)
 		out=$(unload_lruopt 2>&1) || { echo "$out" >&2; return 1; }
 		info "action=unload $(echo "$out" | sed -n 's/.*unloaded in \([0-9.]*\)s.*/secs=\1/p')"
 		;;
-	B | C | D)
+	B | C | D | E)
 		if [ "$STATE" = A ]; then
 			# shellcheck disable=SC2046
-			out=$(load_lruopt $([ "$1" = D ] && echo patch_memcg=0) 2>&1) ||
+			out=$(load_lruopt $(config_params "$1") 2>&1) ||
 				{ echo "$out" >&2; return 1; }
 			# load_lruopt ran in a subshell: take the time from its message
 			info "action=load $(echo "$out" | sed -n 's/.*transition \([0-9.]*\)s, total \([0-9.]*\)s.*/transition_secs=\1 secs=\2/p')"
@@ -222,7 +235,7 @@ RUN_LIMIT=$([ "$SLOW" = 1 ] && echo 600 || echo 300)
 # run_one ROUND CONFIG W: one run; ROUND 0 = warm-up (output discarded)
 run_one() {
 	local r=$1 c=$2 w=$3 rc n msg
-	if [ "$c" = B ]; then
+	if [ "$c" = B ] || [ "$c" = E ]; then
 		tune_apply "$w"
 		for f in "$LO"/*/stats/reset; do write_quiet "$f" 0; done
 	fi
@@ -230,11 +243,11 @@ run_one() {
 		timeout -s KILL "$RUN_LIMIT" sh "$BENCH_DIR/w-$w.sh" run \
 		>"$WORKDIR/run.out" 2>"$WORKDIR/run.err"
 	rc=$?
-	if [ "$c" = B ]; then
+	if [ "$c" = B ] || [ "$c" = E ]; then
 		tune_restore
 		# what lruopt did during the run (diagnostics, not samples)
 		[ "$r" = 0 ] || for d in "$LO"/*/stats; do
-			echo "BENCH-INFO round=$r config=B workload=$w stats=$(basename "$(dirname "$d")") $(
+			echo "BENCH-INFO round=$r config=$c workload=$w stats=$(basename "$(dirname "$d")") $(
 				for f in "$d"/*; do
 					[ "${f##*/}" = reset ] || printf '%s=%s ' "${f##*/}" "$(cat "$f")"
 				done)"
@@ -266,7 +279,7 @@ fi
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	case $(((r - 1) % 4)) in
-	0) order=ABCD ;; 1) order=DCBA ;; 2) order=BDAC ;; 3) order=CADB ;;
+	0) order=ABCDE ;; 1) order=EDCBA ;; 2) order=BDEAC ;; 3) order=CAEDB ;;
 	esac
 	# keep only the configured configurations, in this round's order
 	order=$(echo "$order" | tr -cd "$CONFIGS")

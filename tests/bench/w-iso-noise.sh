@@ -3,7 +3,7 @@
 # w-iso-noise: what drains cost a CPU that must stay quiet.  noisesamp runs
 # on the last CPU X at normal priority, reads the clock in a tight loop and
 # faults a fresh page every 2 ms (so X's LRU batch nearly always holds
-# folios, as an application CPU's does).  Config B puts X in
+# folios, as an application CPU's does).  Configs B and E put X in
 # drain/skip_cpus, which is what drain/skip_isolated does for an isolcpus or
 # nohz_full CPU (make check's tests/iso boots those for real).  From CPU 0:
 #   1. a hint storm, compaction and fadvise(DONTNEED) calls 3 ms apart,
@@ -12,7 +12,11 @@
 #   2. a strict storm, memfd seals (their pages batched on CPU 1);
 #   3. (on PREEMPT_RT) the uncontended cost of a remote drain: the seals'
 #      drain time divided by the CPUs drained remotely (lruopt's counters;
-#      B only, where the drains are remote).
+#      B only, where the drains are remote);
+#   4. X's own page faults (faultpath anon on X, per page): config E
+#      (patch_quiet=1) makes X quiet, so each of its folios goes to its LRU
+#      at once, and no drain has anything to do there (the work counts of
+#      1. and 2. drop to 0 on every kernel).
 # Metrics: drain work items run on X per 1000 hint calls and per 1000
 # strict calls (workqueue_execute_start on X; goal 0 in B: with skip_cpus
 # for hint callers everywhere, for strict ones only on RT, where X is
@@ -26,7 +30,7 @@
 
 X=$(($(nproc) - 1))
 WL_DESC="compaction/fadvise and memfd-seal drains from CPU 0 while CPU $X, in skip_cpus in B, samples its own noise"
-WL_PROGS="noisesamp drain_call"
+WL_PROGS="noisesamp drain_call faultpath"
 WL_TUNE="drain/skip_cpus $X"
 
 wl_setup() {
@@ -93,6 +97,11 @@ wl_run() {
 	if [ $((r1 - r0)) -gt 0 ]; then
 		result remote_ns_per_cpu "$(div $((w1 - w0)) $((r1 - r0)) 0)" ns lower
 	fi
+	# 4. the quiet CPU's own faults: in E (patch_quiet=1) each folio goes
+	# to its LRU at once, one lruvec lock per folio instead of per batch
+	f=$(faultpath anon "$X" "$(qf 4 8)" "$(qf 5 10)") || exit 1
+	result quiet_cpu_fault "$(kv "$f" median_ns)" ns/page lower
+
 	echo "iso-noise: hint calls $((nc + nf)) works on CPU $X $hint_works; strict calls $ns works $strict_works; remote drains $((r1 - r0)); $noise" >&2
 }
 
