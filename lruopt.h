@@ -84,7 +84,7 @@ extern struct lruopt_feature lruopt_quiet_feature;
 bool lruopt_cpu_isolated(int cpu);
 bool lruopt_drain_skips(int cpu);
 void lruopt_quiet_update(void);
-bool lruopt_quiet_active(void);
+void lruopt_drain_cpu_nowait(int cpu);
 
 /*
  * patch_<feature>: whether a feature whose replacement costs every call

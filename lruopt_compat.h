@@ -448,6 +448,8 @@ static inline bool lruopt_cpu_needs_drain(unsigned int cpu)
  */
 #ifdef CONFIG_PREEMPT_RT
 #define LRUOPT_REMOTE_GROUPS LRUOPT_RG_NR
+/* an array entry that exists only where drains can go remote (klp_func) */
+#define LRUOPT_IF_REMOTE(...) __VA_ARGS__,
 
 static inline bool lruopt_remote_lock(local_lock_t *lock, bool block)
 {
@@ -464,6 +466,7 @@ static inline void lruopt_remote_unlock(local_lock_t *lock)
 }
 #else
 #define LRUOPT_REMOTE_GROUPS 0
+#define LRUOPT_IF_REMOTE(...)
 
 static inline bool lruopt_remote_lock(local_lock_t *lock, bool block)
 {

@@ -542,6 +542,23 @@ static unsigned long drain_request(struct drain_call *dc, int cpu)
 	return ticket;
 }
 
+/**
+ * lruopt_drain_cpu_nowait - queue a drain of @cpu and return at once
+ * @cpu: an online CPU
+ *
+ * For a CPU that just became quiet (lruopt_quiet.c): its own drain work
+ * empties what it batched before, under its own local locks, and nobody
+ * waits for it (a CPU hogged by a real-time task may run it late; its next
+ * add moves its whole batch anyway).  Shares the slot's work with drains in
+ * flight, as any caller does.
+ */
+void lruopt_drain_cpu_nowait(int cpu)
+{
+	/* no ticket: nobody waits for this run */
+	queue_work_on(cpu, READ_ONCE(mm_percpu_wq),
+		      &per_cpu_ptr(drain_slots, cpu)->work);
+}
+
 /*
  * The call's clock starts with its first piece of work (a remote drain, a
  * queued work item, the inline drain): the nothing-pending call reads no
@@ -819,9 +836,7 @@ stock:
  * isolated CPU too.  With remote drains (PREEMPT_RT) this drains those
  * CPUs from here instead, as a strict lru_add_drain_all() caller does:
  * blocking on each remote lock, queued work only for buffer heads, no
- * skipping, no bound, no coalescing.  With quiet CPUs (lruopt_quiet.c)
- * it is the same strict drain by queued work, which puts none on a quiet
- * CPU: it has nothing pending.  Otherwise it is the stock code.
+ * skipping, no bound, no coalescing.  Without them it is the stock code.
  *
  * lru_disable_count keeps its exact semantics: one increment, before the
  * grace period, for every call (lru_cache_enable(), the kernel's inline,
@@ -834,10 +849,9 @@ stock:
  * old function while another runs this one: both increment once, and
  * either drain leaves the batches empty.
  *
- * Stock forces work on every online CPU, pending or not; after the grace
- * period the pending test is exact, as it is for lru_add_drain_all().
+ * Unused (and so not built) where drain_funcs leaves it out.
  */
-static void lruopt_lru_cache_disable(void)
+static void __maybe_unused lruopt_lru_cache_disable(void)
 {
 	struct drain_call dc = {
 		.ip = (unsigned long)__builtin_return_address(0),
@@ -848,7 +862,7 @@ static void lruopt_lru_cache_disable(void)
 	synchronize_rcu_expedited();
 
 	lruopt_count(&drain_stats, DS_CALLS, 1);
-	if (!(drain_remote_on() || lruopt_quiet_active()) || !drain_ready())
+	if (!drain_remote_on() || !drain_ready())
 		goto stock;
 	dc.site = drain_site_get(dc.ip);
 	/* every caller needs every batch empty, whatever its site table says */
@@ -1043,19 +1057,19 @@ static void lruopt_drain_exit(void)
 }
 
 /*
- * lru_cache_disable() is off the hot paths (migration, CMA, hotplug): its
- * ftrace redirection costs nothing measurable, and it runs the stock code
- * unless drains go remote or CPUs are quiet.
+ * lru_cache_disable() is replaced only where drains can go remote: on
+ * other kernels its drain would be stock's, queued work on every CPU whose
+ * batches hold something (none on a quiet CPU, which has nothing batched).
  */
 static const struct klp_func drain_funcs[] = {
 	{
 		.old_name = "lru_add_drain_all",
 		.new_func = lruopt_lru_add_drain_all,
 	},
-	{
+	LRUOPT_IF_REMOTE({
 		.old_name = "lru_cache_disable",
 		.new_func = lruopt_lru_cache_disable,
-	},
+	})
 	{ }
 };
 

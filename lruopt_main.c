@@ -505,8 +505,19 @@ static ssize_t feature_enabled_store(struct kobject *kobj,
 static struct kobj_attribute feature_enabled_attr =
 	__ATTR(enabled, 0644, feature_enabled_show, feature_enabled_store);
 
+/* 0: this kernel, or this load's patch_<feature> choice, left it out. */
+static ssize_t feature_supported_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", lruopt_feature_of(kobj)->supported);
+}
+
+static struct kobj_attribute feature_supported_attr =
+	__ATTR(supported, 0444, feature_supported_show, NULL);
+
 static struct attribute *lruopt_feature_attrs[] = {
 	&feature_enabled_attr.attr,
+	&feature_supported_attr.attr,
 	NULL,
 };
 

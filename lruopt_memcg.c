@@ -58,19 +58,6 @@ static const char *const memcg_stat_names[CS_NR + 1] = {
 
 static struct lruopt_counters memcg_stats = { .names = memcg_stat_names };
 
-static ssize_t supported_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", lruopt_memcg_feature.supported);
-}
-
-static struct kobj_attribute supported_attr = __ATTR_RO(supported);
-
-static struct attribute *memcg_attrs[] = {
-	&supported_attr.attr,
-	NULL,
-};
-
 #if LRUOPT_HAVE_MEMCG_MOVE
 
 /*
@@ -220,6 +207,5 @@ struct lruopt_feature lruopt_memcg_feature = {
 	.enabled = LRUOPT_HAVE_MEMCG_MOVE,
 	.supported = LRUOPT_HAVE_MEMCG_MOVE,
 	.funcs = memcg_funcs,
-	.attrs = memcg_attrs,
 	.counters = &memcg_stats,
 };

@@ -13,28 +13,32 @@
  * So on a quiet CPU every per-CPU LRU batch add moves the folio to its LRU
  * at once, as the kernel itself does while lru_cache_disabled(): the
  * adders are restated in lruopt_quiet_adders.h with that one test added.
- * A quiet CPU then never has anything pending, and no drain, hint or
- * strict, RT or not, puts work on it or takes its locks.  The price is on
+ * A quiet CPU then never has a folio batched, and no drain, hint or
+ * strict, RT or not, finds work there (buffer heads aside: "What stays").  The price is on
  * the quiet CPU's own adds (one lruvec lock per folio instead of per batch
  * of 15/31), and, because the adders are among the hottest LRU paths (every
  * page fault), an ftrace redirection on every CPU's adds.  Hence
  * patch_quiet=auto: the adders are put into the livepatch only when quiet
- * CPUs exist at load (isolated CPUs, or drain_skip_cpus= given).  Left out,
- * a later skip_cpus write still keeps hint callers off those CPUs, and
- * nothing more.
+ * CPUs exist at load (isolated CPUs, or drain_skip_cpus= given), and not on
+ * PREEMPT_RT, where remote drains already keep drain work off quiet CPUs
+ * and the per-folio lruvec lock would be the worse interference (see
+ * lruopt_quiet_decide()).  Left out, a later skip_cpus write still keeps
+ * hint callers off those CPUs, and nothing more.
  *
  * Becoming quiet.  Each CPU's flag (quiet_cpu) is written by
- * lruopt_quiet_update() only, under quiet_lock, whenever the set can
- * change: the drain's skip knobs, the quiet/enabled and master switches, the
- * end of the patch transition.  The adders read their own CPU's flag inside
- * their local-lock section, which is an RCU read-side critical section
- * (preemption or interrupts off; on PREEMPT_RT rt_spin_lock() takes
- * rcu_read_lock()).  After setting flags, synchronize_rcu() [GP] waits out
- * every add that may have read the old value, exactly as lru_cache_disable()
- * does for lru_disable_count; every later add on that CPU sees the flag and
- * moves its whole batch.  One lru_add_drain_all() then empties the CPUs that
- * became quiet while idle: it is the drain that puts work on them, once.
- * That drain is a module caller, so lruopt's drain treats it as strict.
+ * lruopt_quiet_update() only, under quiet_lock, and only when it changes,
+ * whenever the set can change: the drain's skip knobs, the quiet/enabled
+ * and master switches, the livepatch callbacks.  The adders read their own
+ * CPU's flag inside their local-lock section.  A CPU that becomes quiet
+ * gets one run of the drain's own work for that CPU, queued after the flag
+ * write and not waited for ("the normal way", once): it runs on that CPU
+ * and takes the same local locks, so an add that read the old flag either
+ * finished before it (and is drained) or holds the lock and is waited for
+ * (PREEMPT_RT), and every add after it reads the new flag (the workqueue's
+ * queue/execute ordering, then the lock).  Nobody waits because the callers
+ * hold locks (klp_mutex in the callbacks, quiet_lock) and a CPU hogged by a
+ * real-time task may run its work late; until then its next add moves the
+ * whole batch anyway.
  *
  * The consistency model.  Until the transition has completed a task may
  * still run a stock adder, which batches whatever the flag says.  So the
@@ -42,13 +46,21 @@
  * when every task runs the new adders, and are cleared again by the
  * pre-unpatch callback, before any task can go back to a stock adder.
  * With the flags clear, or quiet/enabled 0, the adders are the stock code.
+ * A forced transition (/sys/kernel/livepatch/lruopt/force) voids the first
+ * half: a task still in a stock adder may batch on a quiet CPU after its
+ * drain; that costs quietness (one later drain has work there), never
+ * correctness.
+ *
+ * What stays.  The buffer-head LRU is not a folio batch: 6.1 fills it on
+ * every CPU (__find_get_block(), not replaced), and 6.12 on every CPU that
+ * is not isolated, so a CPU quiet only through skip_cpus; a strict drain
+ * still queues work on such a CPU while it has buffer heads cached.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
-#include <linux/rcupdate.h>
 #include <linux/swap.h>
 #include "lruopt.h"
 
@@ -56,7 +68,7 @@ enum { QS_MOVED, QS_DRAINS, QS_NR };
 
 static const char *const quiet_stat_names[QS_NR + 1] = {
 	[QS_MOVED] = "moved_at_once",
-	[QS_DRAINS] = "drains",
+	[QS_DRAINS] = "drains",		/* CPUs drained on becoming quiet */
 };
 
 static struct lruopt_counters quiet_stats = {
@@ -69,8 +81,6 @@ static DEFINE_PER_CPU(bool, quiet_cpu);
 static struct cpumask quiet_mask;
 /* Every task runs the new adders (post-patch .. pre-unpatch). */
 static bool quiet_live;
-/* Some CPU's flag is set (read locklessly by lru_cache_disable()). */
-static bool quiet_any;
 static DEFINE_MUTEX(quiet_lock);
 
 /*
@@ -91,13 +101,14 @@ static __always_inline bool lruopt_quiet_here(void)
  * lruopt_quiet_update - recompute the quiet CPUs after a setting changed
  *
  * Called by the drain's skip knobs, the switches and the livepatch
- * callbacks.  CPUs that became quiet are drained once, after a grace
- * period (see "Becoming quiet"); CPUs that stopped being quiet just batch
- * again.  May sleep.  Does nothing when the adders are not in the patch.
+ * callbacks.  Online CPUs that became quiet get one drain, queued and not
+ * waited for (see "Becoming quiet"); CPUs that stopped being quiet just
+ * batch again.  Does nothing when the adders are not in the patch.
  */
 void lruopt_quiet_update(void)
 {
-	bool on, newly = false, any = false;
+	unsigned int newly = 0;
+	bool on;
 	int cpu;
 
 	if (!lruopt_quiet_feature.supported)
@@ -107,33 +118,23 @@ void lruopt_quiet_update(void)
 	for_each_possible_cpu(cpu) {
 		bool q = on && lruopt_drain_skips(cpu);
 
-		if (q && !per_cpu(quiet_cpu, cpu))
-			newly = true;
-		any |= q;
+		/* written on change only: the line is the quiet CPU's own */
+		if (q == per_cpu(quiet_cpu, cpu))
+			continue;
 		WRITE_ONCE(per_cpu(quiet_cpu, cpu), q);
-		if (q)
+		if (q) {
 			cpumask_set_cpu(cpu, &quiet_mask);
-		else
+			if (cpu_online(cpu)) {
+				lruopt_drain_cpu_nowait(cpu);
+				newly++;
+			}
+		} else {
 			cpumask_clear_cpu(cpu, &quiet_mask);
-	}
-	WRITE_ONCE(quiet_any, any);
-	if (newly) {
-		/* [GP]: pairs with the adders' local-lock sections */
-		synchronize_rcu();
-		lru_add_drain_all();
-		lruopt_count(&quiet_stats, QS_DRAINS, 1);
+		}
 	}
 	mutex_unlock(&quiet_lock);
-}
-
-/**
- * lruopt_quiet_active - are some CPUs kept quiet right now?
- *
- * Return: true when at least one CPU's adders move everything at once.
- */
-bool lruopt_quiet_active(void)
-{
-	return READ_ONCE(quiet_any);
+	if (newly)
+		lruopt_count(&quiet_stats, QS_DRAINS, newly);
 }
 
 /* Post-patch: every task runs the new adders; pre-unpatch: not for long. */
@@ -191,6 +192,18 @@ static const char *lruopt_quiet_decide(void)
 	}
 	for_each_possible_cpu(cpu)
 		any |= lruopt_drain_skips(cpu) || lruopt_cpu_isolated(cpu);
+	/*
+	 * PREEMPT_RT: remote drains already keep drain work off quiet CPUs,
+	 * and there the lruvec lock the adders would take per folio is a
+	 * sleeping lock whose holder on another CPU can be preempted: a
+	 * faulting RT task on a quiet CPU measured p99 touch latencies 30x
+	 * worse next to a reclaiming CPU (docs/benchmarks.md).  So auto
+	 * leaves them out; patch_quiet=1 puts them in.
+	 */
+	if (any && IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		lruopt_quiet_feature.supported = false;
+		return "patch_quiet=auto: PREEMPT_RT, remote drains keep drain work off quiet CPUs";
+	}
 	if (any)
 		return "patch_quiet=auto: there are quiet CPUs at load; they keep nothing batched";
 	lruopt_quiet_feature.supported = false;

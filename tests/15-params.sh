@@ -30,6 +30,7 @@ spec() {
 	drain_enabled) echo "$LO/drain/enabled|0|bool" ;;
 	munlock_enabled) echo "$LO/munlock/enabled|0|bool" ;;
 	memcg_enabled) echo "$LO/memcg/enabled|0|bool" ;;
+	quiet_enabled) echo "$LO/quiet/enabled|0|bool" ;;
 	munlock_batch) echo "$LO/munlock/batch|64|uint 1 512" ;;
 	drain_timeout_us) echo "$LO/drain/timeout_us|1234|uint 0 10000000" ;;
 	drain_coalesce_us) echo "$LO/drain/coalesce_us|777|uint 0 1000000" ;;
@@ -39,8 +40,9 @@ spec() {
 	drain_remote)
 		if is_rt; then echo "$LO/drain/remote|0|uint 0 1"
 		else echo "$LO/drain/remote|0|uint 0 0"; fi ;;
-	# patch_memcg: 80-memcg-*; fault_target: 50-refuse (testing only)
-	patch_memcg | fault_target) echo skip ;;
+	# patch_memcg: 80-memcg-*; patch_quiet: below; fault_target:
+	# 50-refuse (testing only)
+	patch_memcg | patch_quiet | fault_target) echo skip ;;
 	*) echo unknown ;;
 	esac
 }
@@ -69,18 +71,24 @@ for p in $names; do
 	valid=${rest%%|*}
 	kind=${rest#*|}
 
-	# memcg_enabled=1 where memcg is not in the patch must be refused;
-	# where it is, 0 is the valid non-default value.
-	if [ "$p" = memcg_enabled ] && [ "$(memcg_expected_supported)" = 0 ]; then
+	# <feature>_enabled=1 where the feature is not in the patch must be
+	# refused; where it is, 0 is the valid non-default value.
+	case $p in
+	memcg_enabled) sup=$(memcg_expected_supported) ;;
+	quiet_enabled) sup=$(quiet_expected_supported) ;;
+	*) sup=1 ;;
+	esac
+	if [ "$sup" = 0 ]; then
+		ft=${p%_enabled}
 		dmesg_mark "15-params $p=1"
-		if out=$(insmod "$KO" memcg_enabled=1 2>&1); then
-			fail "memcg_enabled=1 refused where memcg is not patched" "insmod succeeded"
+		if out=$(insmod "$KO" "$p=1" 2>&1); then
+			fail "$p=1 refused where $ft is not patched" "insmod succeeded"
 			unload_lruopt >/dev/null
 		else
-			check "memcg_enabled=1 refused where memcg is not patched, dmesg says why" \
-				sh -c "dmesg | tail -n 20 | grep -q 'memcg_enabled=1, but memcg is not in the patch'"
+			check "$p=1 refused where $ft is not patched, dmesg says why" \
+				sh -c "dmesg | tail -n 20 | grep -q '$p=1, but $ft is not in the patch'"
 		fi
-		check "nothing left loaded after memcg_enabled=1" nothing_left
+		check "nothing left loaded after $p=1" nothing_left
 	else
 		if check "insmod $p=$valid" load_lruopt "$p=$valid"; then
 			assert_eq "$p=$valid shows in $file" "$valid" "$(readval "$file")"
@@ -124,5 +132,32 @@ for p in $names; do
 		test "$named" -ge "$n"
 done
 diag "module parameters: $total bad values tried"
+
+# patch_quiet: its values, and what 1 and 0 put in the patch whatever
+# this boot's CPUs are (66-quiet tests auto in the isolated boot)
+for v in bogus 2 -1 "auto " 01 ""; do
+	if insmod "$KO" "patch_quiet=$v" >/dev/null 2>&1; then
+		fail "patch_quiet=$(_show "$v") fails insmod" "accepted"
+		unload_lruopt >/dev/null
+	fi
+done
+check "patch_quiet: bad values fail insmod, nothing left loaded" nothing_left
+if check "insmod patch_quiet=1" load_lruopt patch_quiet=1; then
+	assert_eq "patch_quiet=1: quiet/supported, enabled" "1 1" \
+		"$(readval "$LO/quiet/supported") $(readval "$LO/quiet/enabled")"
+	assert_eq "patch_quiet=1: the adders are targets" "$(quiet_targets | sort | tr '\n' ' ')" \
+		"$(awk '$2 == "quiet" { print $1 }' "$LO/targets" | sort | tr '\n' ' ')"
+	check "patch_quiet=1: dmesg says so" sh -c "dmesg | tail -n 20 | grep -q 'quiet: in the patch (patch_quiet=1'"
+	k=$(($(grep -c '^processor' /proc/cpuinfo) - 1))
+	echo "$k" >"$LO/drain/skip_cpus"
+	assert_eq "patch_quiet=1: quiet/cpus follows drain/skip_cpus" "$k" "$(readval "$LO/quiet/cpus")"
+	echo "" >"$LO/drain/skip_cpus"
+	check "unload after patch_quiet=1" unload_lruopt
+fi
+if check "insmod patch_quiet=0" load_lruopt patch_quiet=0; then
+	assert_eq "patch_quiet=0: quiet/supported, no quiet target" "0 0" \
+		"$(readval "$LO/quiet/supported") $(awk '$2 == "quiet"' "$LO/targets" | grep -c .)"
+	check "unload after patch_quiet=0" unload_lruopt
+fi
 check "nothing loaded at the end" nothing_left
 check_dmesg_clean "no kernel warnings from the parameter tests"

@@ -9,8 +9,11 @@ dmesg_mark "20-sysfs"
 ensure_loaded || exit 1
 
 SUP=$(memcg_expected_supported)
-RW_FILES="$LO/enabled $LO/drain/enabled $LO/munlock/enabled $LO/memcg/enabled"
-RO_FILES="$LO/version $LO/targets $LO/memcg/supported"
+QSUP=$(quiet_expected_supported)
+# the features a load may leave out of the patch, and whether this one did
+OPTIONAL="memcg:$SUP quiet:$QSUP"
+RW_FILES="$LO/enabled $LO/drain/enabled $LO/munlock/enabled $LO/memcg/enabled $LO/quiet/enabled"
+RO_FILES="$LO/version $LO/targets $LO/drain/supported $LO/munlock/supported $LO/memcg/supported $LO/quiet/supported $LO/quiet/cpus"
 
 # ---- tree and permissions
 for f in $RW_FILES; do assert_file_mode "$f" 644; done
@@ -24,6 +27,11 @@ assert_eq "version is a single line" 1 "$(grep -c '' "$LO/version")"
 assert_eq "targets lists exactly the replaced functions for $(kernel_short)" \
 	"$(expected_targets)" "$(readval "$LO/targets")"
 assert_eq "memcg/supported is $SUP on $(kernel_short)" "$SUP" "$(readval "$LO/memcg/supported")"
+assert_eq "quiet/supported is $QSUP (patch_quiet=$(cat /sys/module/lruopt/parameters/patch_quiet))" \
+	"$QSUP" "$(readval "$LO/quiet/supported")"
+assert_eq "drain/supported and munlock/supported are 1" "1 1" \
+	"$(readval "$LO/drain/supported") $(readval "$LO/munlock/supported")"
+[ "$QSUP" = 1 ] || assert_eq "quiet/cpus is empty when quiet is left out" "" "$(readval "$LO/quiet/cpus")"
 # Cross-check with the running kernel: folio_memcg_lock only exists where
 # the memcg feature can be supported (6.12 made it an empty inline); whether
 # a load patches it also depends on the cgroup set-up (patch_memcg=auto).
@@ -35,6 +43,7 @@ assert_eq "enabled defaults to 1" 1 "$(readval "$LO/enabled")"
 assert_eq "drain/enabled defaults to 1" 1 "$(readval "$LO/drain/enabled")"
 assert_eq "munlock/enabled defaults to 1" 1 "$(readval "$LO/munlock/enabled")"
 assert_eq "memcg/enabled defaults to $SUP" "$SUP" "$(readval "$LO/memcg/enabled")"
+assert_eq "quiet/enabled defaults to $QSUP" "$QSUP" "$(readval "$LO/quiet/enabled")"
 
 # ---- bad input
 long=$(awk 'BEGIN { while (n++ < 4096) printf "1" }')
@@ -66,14 +75,17 @@ for f in $LO/enabled $LO/drain/enabled $LO/munlock/enabled; do
 	done
 	kwrite "$f" 1 >/dev/null
 done
-diag "bad input to $LO/memcg/enabled while it is $SUP"
-bad_inputs "$LO/memcg/enabled"
-if [ "$SUP" = 1 ]; then
-	kwrite "$LO/memcg/enabled" 0 >/dev/null
-	diag "bad input to $LO/memcg/enabled while it is 0"
-	bad_inputs "$LO/memcg/enabled"
-	kwrite "$LO/memcg/enabled" 1 >/dev/null
-fi
+for fs in $OPTIONAL; do
+	f=$LO/${fs%:*}/enabled sup=${fs#*:}
+	diag "bad input to $f while it is $sup"
+	bad_inputs "$f"
+	if [ "$sup" = 1 ]; then
+		kwrite "$f" 0 >/dev/null
+		diag "bad input to $f while it is 0"
+		bad_inputs "$f"
+		kwrite "$f" 1 >/dev/null
+	fi
+done
 for f in $RO_FILES; do
 	expect_write_fails "$f" 0 EACCES
 	expect_write_fails -n "$f" 1 EACCES
@@ -86,22 +98,25 @@ for f in $LO/enabled $LO/drain/enabled $LO/munlock/enabled; do
 	expect_write_ok -n "$f" 0 0
 	expect_write_ok -n "$f" 1 1
 done
-if [ "$SUP" = 1 ]; then
-	expect_write_ok "$LO/memcg/enabled" 0 0
-	expect_write_ok "$LO/memcg/enabled" 1 1
-	expect_write_ok -n "$LO/memcg/enabled" 0 0
-	expect_write_ok -n "$LO/memcg/enabled" 1 1
-else
-	# Unsupported: 0 is accepted (it is the value), 1 is refused.
-	expect_write_ok "$LO/memcg/enabled" 0 0
-	expect_write_ok -n "$LO/memcg/enabled" 0 0
-	expect_write_fails "$LO/memcg/enabled" 1
-	expect_write_fails -n "$LO/memcg/enabled" 1
-	# ... also while the master switch is off (no bypass via ordering).
-	kwrite "$LO/enabled" 0 >/dev/null
-	expect_write_fails -n "$LO/memcg/enabled" 1
-	kwrite "$LO/enabled" 1 >/dev/null
-fi
+for fs in $OPTIONAL; do
+	f=$LO/${fs%:*}/enabled
+	if [ "${fs#*:}" = 1 ]; then
+		expect_write_ok "$f" 0 0
+		expect_write_ok "$f" 1 1
+		expect_write_ok -n "$f" 0 0
+		expect_write_ok -n "$f" 1 1
+	else
+		# Unsupported: 0 is accepted (it is the value), 1 is refused.
+		expect_write_ok "$f" 0 0
+		expect_write_ok -n "$f" 0 0
+		expect_write_fails "$f" 1
+		expect_write_fails -n "$f" 1
+		# ... also while the master switch is off (no bypass via ordering).
+		kwrite "$LO/enabled" 0 >/dev/null
+		expect_write_fails -n "$f" 1
+		kwrite "$LO/enabled" 1 >/dev/null
+	fi
+done
 
 # ---- feature switches are independent of the master switch
 kwrite "$LO/enabled" 0 >/dev/null
@@ -112,7 +127,7 @@ assert_eq "master switch back on does not change drain/enabled" 0 "$(readval "$L
 kwrite "$LO/drain/enabled" 1 >/dev/null
 
 # ---- all back to defaults, livepatch untouched by all of this
-assert_eq "switches back at defaults" "1 1 1 $SUP" \
-	"$(cat "$LO/enabled" "$LO/drain/enabled" "$LO/munlock/enabled" "$LO/memcg/enabled" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "switches back at defaults" "1 1 1 $SUP $QSUP" \
+	"$(cat "$LO/enabled" "$LO/drain/enabled" "$LO/munlock/enabled" "$LO/memcg/enabled" "$LO/quiet/enabled" | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "the livepatch itself stays enabled" 1 "$(readval "$LP/enabled")"
 check_dmesg_clean "no kernel warnings from sysfs accesses"

@@ -502,7 +502,9 @@ kernel_short() {
 expected_targets() {
 	case $(kernel_short) in
 	6.1 | 6.12)
-		printf '%s\n' "lru_add_drain_all drain" "lru_cache_disable drain"
+		printf '%s\n' "lru_add_drain_all drain"
+		# only where drains go remote: lruopt_drain.c drain_funcs
+		is_rt && printf '%s\n' "lru_cache_disable drain"
 		printf '%s\n' "mlock_pte_range munlock"
 		[ "$(memcg_expected_supported)" = 1 ] &&
 			printf '%s\n' "folio_memcg_lock memcg" "folio_memcg_unlock memcg" \
@@ -541,15 +543,19 @@ quiet_targets() {
 }
 
 # quiet_expected_supported: 1 when the loaded module put the adders in the
-# patch: patch_quiet=1, or auto with isolated/nohz_full CPUs or
-# drain_skip_cpus given at load (lruopt_quiet.c lruopt_quiet_decide()).
+# patch: patch_quiet=1, or auto on a non-RT kernel with isolated/nohz_full
+# CPUs or drain_skip_cpus given at load (lruopt_quiet.c
+# lruopt_quiet_decide()).
 quiet_expected_supported() {
 	local p=/sys/module/lruopt/parameters
-	case $(cat $p/patch_quiet 2>/dev/null) in
+	# not loaded: what a load with the defaults would decide
+	case $(cat $p/patch_quiet 2>/dev/null || echo auto) in
 	1) echo 1 ;;
 	auto)
-		if [ -n "$(cat /sys/devices/system/cpu/isolated /sys/devices/system/cpu/nohz_full 2>/dev/null |
-			tr -d ' \n' | sed 's/(null)//g')" ] || [ -n "$(cat $p/drain_skip_cpus)" ]; then
+		if is_rt; then
+			echo 0
+		elif [ -n "$(cat /sys/devices/system/cpu/isolated /sys/devices/system/cpu/nohz_full 2>/dev/null |
+			tr -d ' \n' | sed 's/(null)//g')" ] || [ -n "$(cat $p/drain_skip_cpus 2>/dev/null)" ]; then
 			echo 1
 		else
 			echo 0
