@@ -48,7 +48,7 @@ echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 probe_round() {
 	local lb=$1
 	dtrace_start || return 1
-	if ! bg_start PROBE_PID "/tmp/rtprobe-$lb.out" '^ready' 10 rtprobe $ISO 50 $T 1000 ||
+	if ! bg_start PROBE_PID "/tmp/rtprobe-$lb.out" '^ready' 10 rtprobe $ISO 50 $T 10000 ||
 		! bg_start HOG_PID /tmp/rthog.out ready 10 rthog 1 $((T + 2)) 55 256; then
 		bg_kill_all
 		HOG_PID=""
