@@ -47,8 +47,12 @@ struct lruopt_counters {
  *         may be read; cannot fail (init must not fail after that point)
  * @exit: free state; runs after the patch is gone
  * @decide: may be NULL; runs first at load and may clear @supported to leave
- *          the feature out of the patch (a patch_<feature>=auto choice);
- *          returns why, for the log
+ *          the feature out of the patch (its patch_<feature> parameter,
+ *          named by @patch_param, value in *@patch_mode); returns why, for
+ *          the log line printed once the patch is enabled
+ * @patch_param: with @decide: the parameter's name, "patch_<feature>"
+ * @patch_mode: with @decide: the parameter (LRUOPT_PATCH_*)
+ * @unsupported_why: may be NULL; why this kernel has nothing to replace
  * @changed: may be NULL; runs after any switch (the feature's, the
  *           master) was written, may sleep
  * @live: may be NULL; runs with true once the transition to the patch has
@@ -68,6 +72,9 @@ struct lruopt_feature {
 	void (*bound)(void);
 	void (*exit)(void);
 	const char *(*decide)(void);
+	const char *patch_param;
+	const int *patch_mode;
+	const char *unsupported_why;
 	void (*changed)(void);
 	void (*live)(bool live);
 	struct kobject *kobj;
@@ -91,7 +98,6 @@ void lruopt_drain_cpu_nowait(int cpu);
  * goes into the livepatch: "0", "1" or "auto" (decided at load).
  */
 enum { LRUOPT_PATCH_OFF, LRUOPT_PATCH_ON, LRUOPT_PATCH_AUTO };
-extern const char *const lruopt_patch_names[];
 extern const struct kernel_param_ops lruopt_patch_param_ops;
 
 /* True when the master switch and the feature's switch are both on. */

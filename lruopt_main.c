@@ -26,9 +26,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/cgroup.h>
 #include <linux/ctype.h>
-#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -45,7 +43,7 @@ module_param_cb(enabled, &lruopt_bool_param_ops, &lruopt_enabled, 0444);
 MODULE_PARM_DESC(enabled, "Initial value of /sys/kernel/lruopt/enabled (0|1, default 1)");
 
 /* The values of every patch_<feature> parameter (lruopt.h). */
-const char *const lruopt_patch_names[] = {
+static const char *const lruopt_patch_names[] = {
 	[LRUOPT_PATCH_OFF] = "0",
 	[LRUOPT_PATCH_ON] = "1",
 	[LRUOPT_PATCH_AUTO] = "auto",
@@ -74,18 +72,6 @@ const struct kernel_param_ops lruopt_patch_param_ops = {
 	.set = lruopt_patch_param_set,
 	.get = lruopt_patch_param_get,
 };
-
-/*
- * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
- * Replacing lock_page_memcg() costs every page map/unmap an ftrace
- * redirection, and the replacement can only gain while charges move between
- * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
- */
-static int patch_memcg = LRUOPT_PATCH_AUTO;
-
-module_param_cb(patch_memcg, &lruopt_patch_param_ops, &patch_memcg, 0444);
-MODULE_PARM_DESC(patch_memcg,
-		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: only if the memory controller is on a cgroup-v1 hierarchy at load), 1 (always), 0 (never; see README)");
 
 static char *fault_target;
 module_param(fault_target, charp, 0444);
@@ -785,65 +771,14 @@ static int lruopt_features_init(void)
 	return 0;
 }
 
-/*
- * Whether the memcg functions go into the patch, and why (for the log).  A
- * feature left out looks like one the kernel lacks: supported = enabled = 0,
- * not in targets, nothing redirected.
- *
- * Charges only move between memcgs of a cgroup-v1 hierarchy: on the default
- * (v2) hierarchy mem_cgroup_can_attach() returns at once, mc.moving_task
- * stays NULL and the stock lock never leaves its fast path, so replacing it
- * could only add the ftrace cost.  The memory controller starts on the
- * default hierarchy, whether or not cgroup2 is mounted; it moves to a v1
- * hierarchy (clearing memory_cgrp_subsys_on_dfl_key) only when one is
- * mounted with it, and back when that hierarchy is destroyed.  "At load
- * time": a v1 hierarchy mounted later runs the stock lock, which is correct,
- * merely not sped up.
- */
-static const char *lruopt_memcg_decide(void)
-{
-	const char *why;
-	bool in;
-
-	switch (patch_memcg) {
-	case LRUOPT_PATCH_OFF:
-		in = false;
-		why = "requested";
-		break;
-	case LRUOPT_PATCH_ON:
-		in = true;
-		why = "requested";
-		break;
-	default:
-		if (mem_cgroup_disabled()) {
-			in = false;
-			why = "memory controller disabled (cgroup_disable=memory)";
-		} else if (cgroup_subsys_on_dfl(memory_cgrp_subsys)) {
-			in = false;
-			why = "memory controller on the cgroup-v2 hierarchy: charges never move";
-		} else {
-			in = true;
-			why = "memory controller on a cgroup-v1 hierarchy: charges can move";
-		}
-	}
-	/*
-	 * Left out: then it looks like a kernel without it, and
-	 * lruopt_check_feature_params() refuses an explicit memcg_enabled=1.
-	 */
-	if (!in)
-		lruopt_memcg_feature.supported = false;
-	return why;
-}
-
 static int __init lruopt_init(void)
 {
-	const char *memcg_why, *why[ARRAY_SIZE(lruopt_features)] = { };
+	const char *why[ARRAY_SIZE(lruopt_features)] = { };
 	int i, ret;
 
 	ret = lruopt_check_kernel();
 	if (ret)
 		return ret;
-	memcg_why = lruopt_memcg_decide();
 	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
 		if (lruopt_features[i]->decide)
 			why[i] = lruopt_features[i]->decide();
@@ -873,19 +808,19 @@ static int __init lruopt_init(void)
 		goto err_patch;
 	}
 	lruopt_features_bound();
-	if (!LRUOPT_HAVE_MEMCG_MOVE)
-		pr_info("memcg: not applicable on this kernel: %s\n",
-			LRUOPT_MEMCG_WHY);
-	else
-		pr_info("memcg: %s the patch (patch_memcg=%s): %s\n",
-			lruopt_memcg_feature.supported ? "in" : "left out of",
-			lruopt_patch_names[patch_memcg], memcg_why);
-	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
-		if (why[i])
-			pr_info("%s: %s the patch (%s)\n",
-				lruopt_features[i]->name,
-				lruopt_features[i]->supported ?
-				"in" : "left out of", why[i]);
+	/* what each patch_<feature> decided, now that it holds */
+	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++) {
+		const struct lruopt_feature *f = lruopt_features[i];
+
+		if (f->unsupported_why)
+			pr_info("%s: not applicable on this kernel: %s\n",
+				f->name, f->unsupported_why);
+		else if (why[i])
+			pr_info("%s: %s the patch (%s=%s): %s\n", f->name,
+				f->supported ? "in" : "left out of",
+				f->patch_param,
+				lruopt_patch_names[*f->patch_mode], why[i]);
+	}
 	pr_info("loaded %s for %s (%s line); patching started\n",
 		LRUOPT_VERSION, LRUOPT_BUILT_UTS_RELEASE, LRUOPT_KERNEL_LINE);
 	return 0;

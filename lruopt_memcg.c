@@ -42,6 +42,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cgroup.h>
 #include <linux/memcontrol.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
@@ -202,10 +203,64 @@ static const struct klp_func memcg_funcs[] = { { } };
 
 #endif /* LRUOPT_HAVE_MEMCG_MOVE */
 
+/*
+ * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
+ * Replacing lock_page_memcg() costs every page map/unmap an ftrace
+ * redirection, and the replacement can only gain while charges move between
+ * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
+ */
+static int patch_memcg = LRUOPT_PATCH_AUTO;
+
+module_param_cb(patch_memcg, &lruopt_patch_param_ops, &patch_memcg, 0444);
+MODULE_PARM_DESC(patch_memcg,
+		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: only if the memory controller is on a cgroup-v1 hierarchy at load), 1 (always), 0 (never; see README)");
+
+/*
+ * Whether the memcg functions go into the patch, and the log line that says
+ * why.  A feature left out looks like one the kernel lacks: supported =
+ * enabled = 0, not in targets, nothing redirected, and
+ * lruopt_check_feature_params() refuses an explicit memcg_enabled=1.
+ *
+ * Charges only move between memcgs of a cgroup-v1 hierarchy: on the default
+ * (v2) hierarchy mem_cgroup_can_attach() returns at once, mc.moving_task
+ * stays NULL and the stock lock never leaves its fast path, so replacing it
+ * could only add the ftrace cost.  The memory controller starts on the
+ * default hierarchy, whether or not cgroup2 is mounted; it moves to a v1
+ * hierarchy (clearing memory_cgrp_subsys_on_dfl_key) only when one is
+ * mounted with it, and back when that hierarchy is destroyed.  "At load
+ * time": a v1 hierarchy mounted later runs the stock lock, which is correct,
+ * merely not sped up.
+ */
+static const char *lruopt_memcg_decide(void)
+{
+	if (!LRUOPT_HAVE_MEMCG_MOVE)
+		return NULL;	/* unsupported_why says it */
+	switch (patch_memcg) {
+	case LRUOPT_PATCH_OFF:
+		lruopt_memcg_feature.supported = false;
+		return "requested";
+	case LRUOPT_PATCH_ON:
+		return "requested";
+	}
+	if (mem_cgroup_disabled()) {
+		lruopt_memcg_feature.supported = false;
+		return "memory controller disabled (cgroup_disable=memory)";
+	}
+	if (cgroup_subsys_on_dfl(memory_cgrp_subsys)) {
+		lruopt_memcg_feature.supported = false;
+		return "memory controller on the cgroup-v2 hierarchy: charges never move";
+	}
+	return "memory controller on a cgroup-v1 hierarchy: charges can move";
+}
+
 struct lruopt_feature lruopt_memcg_feature = {
 	.name = "memcg",
 	.enabled = LRUOPT_HAVE_MEMCG_MOVE,
 	.supported = LRUOPT_HAVE_MEMCG_MOVE,
 	.funcs = memcg_funcs,
 	.counters = &memcg_stats,
+	.decide = lruopt_memcg_decide,
+	.patch_param = "patch_memcg",
+	.patch_mode = &patch_memcg,
+	.unsupported_why = LRUOPT_HAVE_MEMCG_MOVE ? NULL : LRUOPT_MEMCG_WHY,
 };

@@ -186,9 +186,9 @@ static const char *lruopt_quiet_decide(void)
 	switch (patch_quiet) {
 	case LRUOPT_PATCH_OFF:
 		lruopt_quiet_feature.supported = false;
-		return "patch_quiet=0: skip_cpus: hint callers only";
+		return "requested; skip_cpus: hint callers only";
 	case LRUOPT_PATCH_ON:
-		return "patch_quiet=1: quiet CPUs keep nothing batched";
+		return "requested";
 	}
 	for_each_possible_cpu(cpu)
 		any |= lruopt_drain_skips(cpu) || lruopt_cpu_isolated(cpu);
@@ -202,12 +202,12 @@ static const char *lruopt_quiet_decide(void)
 	 */
 	if (any && IS_ENABLED(CONFIG_PREEMPT_RT)) {
 		lruopt_quiet_feature.supported = false;
-		return "patch_quiet=auto: PREEMPT_RT, remote drains keep drain work off quiet CPUs";
+		return "PREEMPT_RT, remote drains keep drain work off quiet CPUs";
 	}
 	if (any)
-		return "patch_quiet=auto: there are quiet CPUs at load; they keep nothing batched";
+		return "there are quiet CPUs at load; they keep nothing batched";
 	lruopt_quiet_feature.supported = false;
-	return "patch_quiet=auto: no quiet CPU at load; skip_cpus: hint callers only";
+	return "no quiet CPU at load; skip_cpus: hint callers only";
 }
 
 struct lruopt_feature lruopt_quiet_feature = {
@@ -218,6 +218,8 @@ struct lruopt_feature lruopt_quiet_feature = {
 	.attrs = quiet_attrs,
 	.counters = &quiet_stats,
 	.decide = lruopt_quiet_decide,
+	.patch_param = "patch_quiet",
+	.patch_mode = &patch_quiet,
 	.changed = lruopt_quiet_update,
 	.live = lruopt_quiet_live,
 };

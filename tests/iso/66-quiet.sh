@@ -29,14 +29,14 @@ check "setup: load lruopt.ko with its defaults" load_lruopt || exit 1
 # ---- 1. the decision: in, except on PREEMPT_RT (remote drains)
 if is_rt; then
 	check "dmesg: PREEMPT_RT, quiet left out of the patch (patch_quiet=auto)" \
-		sh -c "dmesg | grep -q 'quiet: left out of the patch (patch_quiet=auto: PREEMPT_RT'"
+		sh -c "dmesg | grep -q 'quiet: left out of the patch (patch_quiet=auto): PREEMPT_RT'"
 	assert_eq "PREEMPT_RT defaults: quiet/supported 0, no quiet target" "0 0" \
 		"$(cat $Q/supported) $(awk '$2 == "quiet"' "$LO/targets" | grep -c .)"
 	check "unload" unload_lruopt
 	check "setup: load lruopt.ko patch_quiet=1 (the rest on RT)" load_lruopt patch_quiet=1 || exit 1
 else
 	check "dmesg: quiet in the patch (patch_quiet=auto, quiet CPUs at load)" \
-		sh -c "dmesg | grep -q 'quiet: in the patch (patch_quiet=auto: there are quiet CPUs at load'"
+		sh -c "dmesg | grep -q 'quiet: in the patch (patch_quiet=auto): there are quiet CPUs at load'"
 fi
 pin_shell_cpu0
 trap 'drain_cleanup; echo 1 >$Q/enabled 2>/dev/null' EXIT
