@@ -239,6 +239,12 @@ static inline int lt_cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sorts @v ascending, in place. */
+static inline void lt_sort_ll(long long *v, long n)
+{
+	qsort(v, n, sizeof(*v), lt_cmp_ll);
+}
+
 /* Sorts @v in place; q in [0,1]: nearest-rank quantile. */
 static inline long long lt_quantile(long long *v, long n, double q)
 {
@@ -246,7 +252,7 @@ static inline long long lt_quantile(long long *v, long n, double q)
 
 	if (n <= 0)
 		return 0;
-	qsort(v, n, sizeof(*v), lt_cmp_ll);
+	lt_sort_ll(v, n);
 	i = (long)(q * (n - 1) + 0.5);
 	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }

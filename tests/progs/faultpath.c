@@ -24,13 +24,6 @@
 
 #define MAX_PASSES 1000
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
 static long long anon_pass(size_t len, long page)
 {
 	long long t0 = lt_now_ns();
@@ -103,7 +96,7 @@ int main(int argc, char **argv)
 	lt_pin(cpu);
 	for (i = 0; i < passes; i++)
 		t[i] = fd < 0 ? anon_pass(len, page) : file_pass(fd, len);
-	qsort(t, passes, sizeof(t[0]), cmp_ll);
+	lt_sort_ll(t, passes);
 	printf("RESULT faultpath mode=%s cpu=%d pages=%zu passes=%ld median_ns=%lld min_ns=%lld\n",
 	       argv[1], cpu, len / page, passes, t[passes / 2] / (long long)(len / page),
 	       t[0] / (long long)(len / page));

@@ -39,13 +39,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	long cpu, seconds, fault_us = 2000, nwin, w = 0, faults = 0;
@@ -107,7 +100,7 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru1);
 	if (!w)
 		lt_die("no complete window");
-	qsort(win, w, sizeof(*win), cmp_ll);
+	lt_sort_ll(win, w);
 	printf("noisesamp cpu=%ld windows=%ld max_us=%.1f p999_us=%.1f p99_us=%.1f median_us=%.1f faults=%ld preempted=%ld\n",
 	       cpu, w, win[w - 1] / 1000.0, win[(w * 999) / 1000] / 1000.0,
 	       win[(w * 99) / 100] / 1000.0, win[w / 2] / 1000.0, faults,

@@ -25,13 +25,6 @@
 
 static long long wake[MAX_PERIODS], touch[MAX_PERIODS];
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
 static long long pct(long long *v, long n, int p)
 {
 	return v[(n - 1) * p / 100];
@@ -98,8 +91,8 @@ int main(int argc, char **argv)
 	}
 	if (!n)
 		lt_die("no period ran");
-	qsort(wake, n, sizeof(wake[0]), cmp_ll);
-	qsort(touch, n, sizeof(touch[0]), cmp_ll);
+	lt_sort_ll(wake, n);
+	lt_sort_ll(touch, n);
 	printf("rtprobe cpu=%d prio=%d periods=%ld wake_max_us=%lld wake_p99_us=%lld touch_max_us=%lld touch_p99_us=%lld touch_over_1ms=%ld slept=%lld preempted=%lld\n",
 	       cpu, prio, n, wake[n - 1] / 1000, pct(wake, n, 99) / 1000,
 	       touch[n - 1] / 1000, pct(touch, n, 99) / 1000, over, slept,
