@@ -135,7 +135,7 @@ diag "module parameters: $total bad values tried"
 
 # patch_quiet: its values, and what 1 and 0 put in the patch whatever
 # this boot's CPUs are (66-quiet tests auto in the isolated boot)
-for v in bogus 2 -1 "auto " 01 ""; do
+for v in bogus 2 -1 AUTO 01 ""; do
 	if insmod "$KO" "patch_quiet=$v" >/dev/null 2>&1; then
 		fail "patch_quiet=$(_show "$v") fails insmod" "accepted"
 		unload_lruopt >/dev/null

@@ -439,11 +439,27 @@ int main(int argc, char **argv)
 		snprintf(watch, sizeof(watch), "%.*s/calls",
 			 slash ? (int)(slash - file) : 1, slash ? file : ".");
 		if (access(watch, R_OK)) {
-			/* memcg and munlock have no "calls": use their first */
-			snprintf(watch, sizeof(watch), "%.*s/%s",
+			/* no "calls" (memcg, munlock, quiet): any counter */
+			char dir[256];
+			struct dirent *de;
+			DIR *d;
+
+			snprintf(dir, sizeof(dir), "%.*s",
 				 slash ? (int)(slash - file) : 1,
-				 slash ? file : ".",
-				 strstr(file, "memcg") ? "fast" : "pages");
+				 slash ? file : ".");
+			d = opendir(dir);
+			while (d && (de = readdir(d)))
+				if (de->d_name[0] != '.' &&
+				    strcmp(de->d_name, "reset"))
+					break;
+			if (!d || !de) {
+				fprintf(stderr, "sysfuzz: %s: no counter beside reset\n",
+					dir);
+				return 2;
+			}
+			snprintf(watch, sizeof(watch), "%s/%.255s", dir,
+				 de->d_name);
+			closedir(d);
 		}
 		common_corpus("0");
 		adds2("1");
