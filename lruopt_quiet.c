@@ -196,7 +196,7 @@ static const char *lruopt_quiet_decide(void)
 	 * PREEMPT_RT: remote drains already keep drain work off quiet CPUs,
 	 * and there the lruvec lock the adders would take per folio is a
 	 * sleeping lock whose holder on another CPU can be preempted: a
-	 * faulting RT task on a quiet CPU measured p99 touch latencies 30x
+	 * faulting RT task on a quiet CPU measured p99 touch latencies 17-56x
 	 * worse next to a reclaiming CPU (docs/benchmarks.md).  So auto
 	 * leaves them out; patch_quiet=1 puts them in.
 	 */
