@@ -87,10 +87,11 @@ extern struct lruopt_feature lruopt_munlock_feature;
 extern struct lruopt_feature lruopt_memcg_feature;
 extern struct lruopt_feature lruopt_quiet_feature;
 
-/* Quiet CPUs (lruopt_quiet.c), defined by the drain's skip set. */
+void lruopt_settings_changed(void);
+
+/* What the quiet CPUs (lruopt_quiet.c) take from the drain (lruopt_drain.c). */
 bool lruopt_cpu_isolated(int cpu);
 bool lruopt_drain_skips(int cpu);
-void lruopt_quiet_update(void);
 void lruopt_drain_cpu_nowait(int cpu);
 
 /*

@@ -956,7 +956,7 @@ static ssize_t skip_isolated_store(struct kobject *kobj,
 	ssize_t ret = lruopt_store_bool(buf, count, &drain_skip_isolated);
 
 	if (ret > 0)
-		lruopt_quiet_update();
+		lruopt_settings_changed();
 	return ret;
 }
 
@@ -979,7 +979,7 @@ static ssize_t skip_cpus_store(struct kobject *kobj,
 	ret = drain_parse_cpus(buf, n, &drain_skip_mask);
 	if (ret)
 		return ret;
-	lruopt_quiet_update();
+	lruopt_settings_changed();
 	return count;
 }
 

@@ -379,8 +379,14 @@ static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", READ_ONCE(lruopt_enabled));
 }
 
-/* A switch was written: tell the features that follow switches. */
-static void lruopt_features_changed(void)
+/**
+ * lruopt_settings_changed - a switch or knob was written
+ *
+ * Tells the features that follow settings (their @changed hook), e.g. the
+ * quiet CPUs, which follow the master and quiet switches and the drain's
+ * skip knobs.  Process context; may sleep.
+ */
+void lruopt_settings_changed(void)
 {
 	int i;
 
@@ -395,7 +401,7 @@ static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ssize_t ret = lruopt_store_bool(buf, count, &lruopt_enabled);
 
 	if (ret > 0)
-		lruopt_features_changed();
+		lruopt_settings_changed();
 	return ret;
 }
 
@@ -484,7 +490,7 @@ static ssize_t feature_enabled_store(struct kobject *kobj,
 	if (v && !f->supported)
 		return -EINVAL;
 	WRITE_ONCE(f->enabled, v);
-	lruopt_features_changed();
+	lruopt_settings_changed();
 	return count;
 }
 

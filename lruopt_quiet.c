@@ -97,15 +97,15 @@ static __always_inline bool lruopt_quiet_here(void)
 
 #include "lruopt_quiet_adders.h"
 
-/**
- * lruopt_quiet_update - recompute the quiet CPUs after a setting changed
- *
- * Called by the drain's skip knobs, the switches and the livepatch
- * callbacks.  Online CPUs that became quiet get one drain, queued and not
- * waited for (see "Becoming quiet"); CPUs that stopped being quiet just
- * batch again.  Does nothing when the adders are not in the patch.
+/*
+ * Recompute the quiet CPUs after a setting changed: the changed hook
+ * (lruopt_settings_changed(): the drain's skip knobs, the switches) and
+ * the livepatch callbacks.  Online CPUs that became quiet get one drain,
+ * queued and not waited for (see "Becoming quiet"); CPUs that stopped
+ * being quiet just batch again.  Does nothing when the adders are not in
+ * the patch.
  */
-void lruopt_quiet_update(void)
+static void lruopt_quiet_update(void)
 {
 	unsigned int newly = 0;
 	bool on;
