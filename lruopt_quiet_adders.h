@@ -34,12 +34,12 @@
 #include <linux/vmstat.h>
 #include "lruopt_compat.h"
 
-#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
-/* ------------------------------------------------------------- 6.12 ---- */
-
-/* mm/mlock.c: what the low pointer bits of a batched folio ask for */
+/* mm/mlock.c: what the low pointer bits of a batched folio/page ask for */
 #define LRUOPT_MLOCK_LRU	0x1
 #define LRUOPT_MLOCK_NEW	0x2
+
+#if defined(LRUOPT_BTF_mlock_fbatch__SIZE)
+/* ------------------------------------------------------------- 6.12 ---- */
 
 static inline struct folio *lruopt_mlock_tag(struct folio *folio,
 					     unsigned long tag)
@@ -146,10 +146,6 @@ static const struct klp_func lruopt_quiet_funcs[] = {
 
 #elif defined(LRUOPT_BTF_mlock_pvec__SIZE)
 /* -------------------------------------------------------------- 6.1 ---- */
-
-/* mm/mlock.c: what the low pointer bits of a batched page ask for */
-#define LRUOPT_MLOCK_LRU	0x1
-#define LRUOPT_MLOCK_NEW	0x2
 
 static inline struct page *lruopt_mlock_tag(struct page *page,
 					    unsigned long tag)

@@ -421,6 +421,30 @@ pend_lru() {
 	lrubits "$pid" "${addr#0x}" "$n" | sed -n 's/^lru=\([0-9]*\) .*/\1/p'
 }
 
+# pending_call CPU LABEL MODE: one drain_call MODE from CPU 0 (marked
+# LABEL, traced) right after a sleeping helper faulted 8 pages on CPU.
+# Counter snapshots LABEL.0 / LABEL.1 around it while lruopt is loaded.
+# Sets PEND_LRU_AFTER (the helper's pages on an LRU after the call) and
+# PEND_WORKS (drain works queued on or run by CPU during the trace).
+pending_call() {
+	local cpu=$1 lb=$2 extra=""
+	case $3 in
+	memfd) extra="-w 1" ;;
+	pin) extra="-w 1 -p 4" ;;
+	fadvise) extra="-f $DRAIN_FS/pending-$lb" ;;
+	esac
+	dtrace_start || return 1
+	start_pending "$cpu" 8 || return 1
+	[ -d "$DS" ] && dsnap "$lb.0"
+	# shellcheck disable=SC2086
+	drain_call -c 0 -m -l "$lb" $extra "$3" >/dev/null || return 1
+	[ -d "$DS" ] && dsnap "$lb.1"
+	dtrace_stop "/tmp/trace-$lb.txt" || return 1
+	PEND_LRU_AFTER=$(pend_lru)
+	stop_pending
+	PEND_WORKS=$(($(tworks "/tmp/trace-$lb.txt" - 1 "$cpu" queue) + $(tworks "/tmp/trace-$lb.txt" - 1 "$cpu")))
+}
+
 stop_pending() {
 	local rc=0
 	[ -n "${PEND_PID:-}" ] || return 0

@@ -127,17 +127,8 @@ check "pin: CPU $ISO drained by its drain work (drain/remote=0; $n)" test "$n" -
 # CPU 0 under its own locks, by hint and strict callers alike: no drain
 # work runs there at all, and its pages are on the LRU afterwards.
 rt_iso() {	# LABEL MODE: one traced call with CPU ISO pending
-	local extra=""
-	case $2 in memfd) extra="-w 1" ;; pin) extra="-w 1 -p 4" ;; esac
-	dtrace_start || return 1
-	start_pending $ISO 8 || return 1
-	dsnap "$1.0"
-	# shellcheck disable=SC2086
-	drain_call -c 0 -m -l "$1" $extra "$2" >/dev/null || return 1
-	dsnap "$1.1"
-	dtrace_stop "/tmp/trace-$1.txt" || return 1
-	ISO_LRU=$(pend_lru)
-	stop_pending
+	pending_call $ISO "$1" "$2" || return 1
+	ISO_LRU=$PEND_LRU_AFTER
 }
 if is_rt; then
 	check "remote=1, skip_isolated=1" sh -c "echo 1 >$D/remote && echo 1 >$D/skip_isolated"

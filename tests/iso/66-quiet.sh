@@ -60,19 +60,8 @@ TRIGGERS="compact $COLLAPSE fadvise memfd pin movepages"
 # trig LABEL MODE: one traced call from CPU 0 right after CPU ISO faulted
 # 8 pages.  Sets ISO_WORKS (drain works queued on or run by CPU ISO).
 trig() {
-	local extra=""
-	case $2 in
-	memfd) extra="-w 1" ;;
-	pin) extra="-w 1 -p 4" ;;
-	fadvise) extra="-f $DRAIN_FS/quiet-$1" ;;
-	esac
-	dtrace_start || return 1
-	start_pending $ISO 8 || return 1
-	# shellcheck disable=SC2086
-	drain_call -c 0 -m -l "$1" $extra "$2" >/dev/null || return 1
-	dtrace_stop "/tmp/trace-$1.txt" || return 1
-	stop_pending
-	ISO_WORKS=$(($(tworks "/tmp/trace-$1.txt" - 1 $ISO queue) + $(tworks "/tmp/trace-$1.txt" - 1 $ISO)))
+	pending_call $ISO "$1" "$2" || return 1
+	ISO_WORKS=$PEND_WORKS
 }
 for m in $TRIGGERS; do
 	check "lruopt: $m from CPU 0" trig q$m $m
