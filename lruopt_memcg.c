@@ -206,14 +206,17 @@ static const struct klp_func memcg_funcs[] = { { } };
 /*
  * patch_memcg: whether the memcg page-stat lock goes into the livepatch.
  * Replacing lock_page_memcg() costs every page map/unmap an ftrace
- * redirection, and the replacement can only gain while charges move between
- * cgroup-v1 memcgs, so "auto" decides at load time (lruopt_memcg_decide()).
+ * redirection (memcg-mmap measured it at a third of the fault->drop loop
+ * on 6.1), and the replacement can only gain while a cgroup-v1 memcg moves
+ * charges, which stock already answers with one per-memcg load whenever
+ * none is moving.  So "auto" leaves it out: an operator whose hosts move
+ * charges (memory.move_charge_at_immigrate) opts in with patch_memcg=1.
  */
 static int patch_memcg = LRUOPT_PATCH_AUTO;
 
 module_param_cb(patch_memcg, &lruopt_patch_param_ops, &patch_memcg, 0444);
 MODULE_PARM_DESC(patch_memcg,
-		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: only if the memory controller is on a cgroup-v1 hierarchy at load), 1 (always), 0 (never; see README)");
+		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: left out, it only gains where cgroup-v1 memcgs move charges), 1 (put it in: hosts that move charges), 0 (never; see docs/kernels.md)");
 
 /*
  * Whether the memcg functions go into the patch, and the log line that says
@@ -221,15 +224,17 @@ MODULE_PARM_DESC(patch_memcg,
  * enabled = 0, not in targets, nothing redirected, and
  * lruopt_check_feature_params() refuses an explicit memcg_enabled=1.
  *
- * Charges only move between memcgs of a cgroup-v1 hierarchy: on the default
- * (v2) hierarchy mem_cgroup_can_attach() returns at once, mc.moving_task
- * stays NULL and the stock lock never leaves its fast path, so replacing it
- * could only add the ftrace cost.  The memory controller starts on the
- * default hierarchy, whether or not cgroup2 is mounted; it moves to a v1
- * hierarchy (clearing memory_cgrp_subsys_on_dfl_key) only when one is
- * mounted with it, and back when that hierarchy is destroyed.  "At load
- * time": a v1 hierarchy mounted later runs the stock lock, which is correct,
- * merely not sped up.
+ * "auto" never puts them in; the dmesg line still tells the two cases
+ * apart.  On the default (v2) hierarchy charges never move
+ * (mem_cgroup_can_attach() returns at once, mc.moving_task stays NULL), so
+ * the replacement could only add the ftrace cost.  On a v1 hierarchy they
+ * move only into memcgs with move_charge_at_immigrate set, and while none
+ * moves stock's fast path is one load of the memcg's moving_account, as
+ * cheap as ours: the ftrace redirection, twice per mapped page, is the
+ * whole difference.  The memory controller starts on the default
+ * hierarchy, whether or not cgroup2 is mounted; it moves to a v1 hierarchy
+ * (clearing memory_cgrp_subsys_on_dfl_key) only when one is mounted with
+ * it.
  */
 static const char *lruopt_memcg_decide(void)
 {
@@ -242,15 +247,12 @@ static const char *lruopt_memcg_decide(void)
 	case LRUOPT_PATCH_ON:
 		return "requested";
 	}
-	if (mem_cgroup_disabled()) {
-		lruopt_memcg_feature.supported = false;
+	lruopt_memcg_feature.supported = false;
+	if (mem_cgroup_disabled())
 		return "memory controller disabled (cgroup_disable=memory)";
-	}
-	if (cgroup_subsys_on_dfl(memory_cgrp_subsys)) {
-		lruopt_memcg_feature.supported = false;
+	if (cgroup_subsys_on_dfl(memory_cgrp_subsys))
 		return "memory controller on the cgroup-v2 hierarchy: charges never move";
-	}
-	return "memory controller on a cgroup-v1 hierarchy: charges can move";
+	return "cgroup-v1: the lock only gains while charges move; patch_memcg=1 puts it in";
 }
 
 struct lruopt_feature lruopt_memcg_feature = {

@@ -2,17 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # 12-memcg-auto: the patch_memcg module parameter (auto, the default | 1 | 0).
 # Replacing lock_page_memcg() costs every page map/unmap an ftrace
-# redirection and can only gain while charges move between cgroup-v1 memcgs,
-# so by default the memcg functions go into the livepatch only if the memory
-# controller is on a v1 hierarchy at insmod.
+# redirection and can only gain while charges move between cgroup-v1 memcgs
+# (stock's own fast path is as cheap while none moves), so by default the
+# memcg functions stay out of the livepatch; patch_memcg=1 puts them in.
 #   6.1, v2 only (as booted: cgroup2 mounted, memory controller on the default
 #        hierarchy): a default load patches no memcg function (memcg/supported
 #        and enabled 0, targets without them, no memcg function directory
 #        under the livepatch, the kernel's own lock runs: the memcg counters
 #        stay 0 while pages are dirtied), and dmesg says why; patch_memcg=1
 #        patches all four anyway.
-#   6.1, v1 memory hierarchy mounted: a default load patches all four and
-#        says why; patch_memcg=0 patches none.
+#   6.1, v1 memory hierarchy mounted: a default load patches none either,
+#        with its own reason; patch_memcg=1 patches all four, 0 none.
 #   6.12 (no charge moving): nothing is patched with auto or 1, one "not
 #        applicable" line.
 #   Both: a bad value fails insmod with EINVAL and one kernel line naming
@@ -169,8 +169,9 @@ if check "v2 only: the memory controller is on the default hierarchy" v2_only; t
 fi
 
 if check "v1: mount the memory controller on a v1 hierarchy" memcg_v1_mount; then
-	expect_load "v1 default" "" 1 \
-		'in the patch \(patch_memcg=auto\): memory controller on a cgroup-v1 hierarchy'
+	expect_load "v1 default" "" 0 \
+		'left out of the patch \(patch_memcg=auto\): cgroup-v1: the lock only gains while charges move'
+	expect_load "v1 patch_memcg=auto" "patch_memcg=auto" 0 'left out of the patch \(patch_memcg=auto\)'
 	expect_load "v1 patch_memcg=0" "patch_memcg=0" 0 'left out of the patch \(patch_memcg=0\): requested'
 	expect_load "v1 patch_memcg=1" "patch_memcg=1" 1 'in the patch \(patch_memcg=1\): requested'
 fi

@@ -34,7 +34,7 @@ assert_eq "drain/supported and munlock/supported are 1" "1 1" \
 [ "$QSUP" = 1 ] || assert_eq "quiet/cpus is empty when quiet is left out" "" "$(readval "$LO/quiet/cpus")"
 # Cross-check with the running kernel: folio_memcg_lock only exists where
 # the memcg feature can be supported (6.12 made it an empty inline); whether
-# a load patches it also depends on the cgroup set-up (patch_memcg=auto).
+# a load patches it is patch_memcg's (memcg_expected_supported).
 if grep -q ' folio_memcg_lock$' /proc/kallsyms; then ks=1; else ks=0; fi
 assert_eq "memcg_kernel_has_move matches folio_memcg_lock in kallsyms" "$ks" "$(memcg_kernel_has_move)"
 

@@ -8,12 +8,14 @@
 #     the memory controller is still free to bind to a v1 hierarchy.  It is
 #     mounted on its own directory rather than /sys/fs/cgroup/memory
 #     because a mkdir inside the cgroup2 mount would create a v2 cgroup.
-#     lruopt's default patch_memcg=auto puts the memcg functions into the
-#     livepatch only when the memory controller is on a v1 hierarchy at
-#     insmod, so sourcing this file mounts it (memcg_v1_auto, at the end)
-#     on a kernel with charge moving: every later load in the test then
-#     patches the memcg lock.  MCG_NO_AUTOMOUNT=1 before sourcing opts out
-#     (12-memcg-auto, which tests the v2 case itself).
+#     lruopt's default patch_memcg=auto leaves the memcg functions out of
+#     the livepatch, so sourcing this file (memcg_v1_auto, at the end), on
+#     a kernel with charge moving, mounts the hierarchy and adds
+#     patch_memcg=1 to LRUOPT_KO_PARAMS: every later load in the test then
+#     patches the memcg lock (an explicit patch_memcg= given to load_lruopt
+#     comes later on the insmod line and wins).  MCG_NO_AUTOMOUNT=1 before
+#     sourcing opts out of both (12-memcg-auto, which tests the decision
+#     itself).
 #   - groups $MCG_A and $MCG_B with memory.move_charge_at_immigrate=3.
 #   - an ext4 filesystem on a brd RAM disk at $MCG_FS, so that dirty and
 #     writeback are the real block-device writeback paths: on tmpfs a page
@@ -300,5 +302,9 @@ memcg_v1_auto() {
 		diag "lib-memcg: lruopt is already loaded: its memcg decision was made without the v1 hierarchy"
 	fi
 	out=$(memcg_v1_mount) || diag "lib-memcg: cannot mount the v1 memory hierarchy: $out"
+	case " ${LRUOPT_KO_PARAMS:-} " in
+	*" patch_memcg="*) ;;
+	*) LRUOPT_KO_PARAMS="${LRUOPT_KO_PARAMS:+$LRUOPT_KO_PARAMS }patch_memcg=1" ;;
+	esac
 }
 memcg_v1_auto

@@ -165,13 +165,13 @@ bench_ext4_cleanup() {
 
 # ------------------------------------------------------------ memcg (6.1)
 # The memory group the memcg workloads run in, shared by them.  Which
-# hierarchy decides what lruopt's default patch_memcg=auto patches:
-#   v1 (default)  a cgroup-v1 memory hierarchy, where charges can move: auto
-#                 patches the memcg lock (its cost and gain are measured);
+# hierarchy: the default patch_memcg=auto leaves the memcg lock alone on
+# both (B and C should equal A); configuration D (patch_memcg=1) puts it in:
+#   v1 (default)  a cgroup-v1 memory hierarchy, where charges can move: D
+#                 measures what a host that opts in pays;
 #   v2            LRUOPT_BENCH_MEMCG=v2 (lruopt.bench_memcg=v2 on the VM's
 #                 command line): a cgroup-v2 memcg with memory enabled in the
-#                 root's subtree_control, as on a Debian 12 systemd host;
-#                 auto leaves the memcg lock alone (C should equal A).
+#                 root's subtree_control, as on a Debian 12 systemd host.
 if [ "${LRUOPT_BENCH_MEMCG:-v1}" = v2 ]; then
 	BENCH_CG_ROOT=/sys/fs/cgroup
 else

@@ -29,8 +29,9 @@
 #      "tune" settings, restored after the run)
 #   C  lruopt loaded, /sys/kernel/lruopt/enabled=0 (cost of being loaded:
 #      the livepatch redirection and the switch checks)
-#   D  lruopt loaded with patch_memcg=0, enabled=1 (6.1: the memcg lock is
-#      left to the kernel; on 6.12 the same as B without the tune settings)
+#   D  lruopt loaded with patch_memcg=1, enabled=1 (6.1: the memcg lock in
+#      the patch, as on a host that moves charges and opts in; on 6.12 the
+#      same as B without the tune settings)
 #   E  lruopt loaded with patch_quiet=1, enabled=1, plus the tune settings:
 #      the LRU batch adders in the patch whether or not a CPU is quiet (on a
 #      boot without isolated CPUs, B leaves them out): their cost on the
@@ -113,7 +114,7 @@ fi
 # config_params X: the module parameters configuration X loads with
 config_params() {
 	case $1 in
-	D) echo patch_memcg=0 ;;
+	D) echo patch_memcg=1 ;;
 	E) echo patch_quiet=1 ;;
 	esac
 }

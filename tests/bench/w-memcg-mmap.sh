@@ -7,10 +7,11 @@
 # twice MAP_SHARED, the first mapping mlocked, the second read-faulted page
 # by page and dropped with MADV_DONTNEED, 30 (--quick 10) passes.  Per page
 # and pass page_add_file_rmap() + page_remove_rmap(), which take
-# lock_page_memcg(), which lruopt replaces (memcg/stats/fast counts every
-# one).  Metric: time per page and pass.  This is where the ftrace cost of
-# replacing a per-page function shows: compare B and C with A, and D
-# (patch_memcg=0) for the rest of lruopt without it.
+# lock_page_memcg(), which lruopt replaces with patch_memcg=1
+# (memcg/stats/fast counts every one).  Metric: time per page and pass.
+# This is where the ftrace cost of replacing a per-page function shows:
+# B and C (the default leaves the lock out) should equal A; D
+# (patch_memcg=1) is what a host that opts in pays.
 . "$(dirname "$0")/bench-lib.sh"
 
 WL_DESC="page-cgroup-diet mmap fault->drop loop in a cgroup-v1 memcg"
