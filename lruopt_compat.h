@@ -257,6 +257,18 @@ static inline struct folio *lruopt_pte_folio(struct vm_area_struct *vma,
 
 #include "lruopt_mm_internal.h"
 
+/*
+ * The folio flags lru_gen_add_folio() rewrites when it puts a folio on a
+ * generation: 6.12 also clears an active folio's reference bits.
+ */
+static inline unsigned long lruopt_gen_add_mask(struct folio *folio)
+{
+	if (folio_test_active(folio))
+		return LRU_GEN_MASK | LRU_REFS_MASK | BIT(PG_referenced) |
+		       BIT(PG_active);
+	return LRU_GEN_MASK;
+}
+
 #elif defined(LRUOPT_BTF_mlock_pvec__SIZE)
 /* -------------------------------------------------------------- 6.1 ---- */
 
@@ -419,9 +431,112 @@ static inline void munlock_folio(struct folio *folio)
 	munlock_page(&folio->page);
 }
 
+/*
+ * The folio flags lru_gen_add_folio() rewrites when it puts a folio on a
+ * generation: 6.1 clears PG_active and leaves the reference bits.
+ */
+static inline unsigned long lruopt_gen_add_mask(struct folio *folio)
+{
+	return LRU_GEN_MASK | BIT(PG_active);
+}
+
 #else
 #error "target kernel has neither mlock_pvec (6.1) nor mlock_fbatch (6.12)"
 #endif
+
+/*
+ * MGLRU's per-folio list moves, lru_gen_add_folio() and lru_gen_del_folio()
+ * (mm_inline.h) with reclaiming = false, without their LRU size update:
+ * each returns the LRU list whose size (__update_lru_size(): the node,
+ * zone and memcg NR_LRU_* counters, the costly part of a move) changes by
+ * the folio's pages, for the caller to apply itself under the same lruvec
+ * lock hold, or -1 when the folio does not go on (come off) a generation
+ * (the classic LRU's case, left to the caller as the kernel's own
+ * functions leave it).  The generation's own nr_pages, a plain store, is
+ * updated here as stock updates it.  Why deferring the rest is exact: see
+ * mb_lru_del() in lruopt_munlock.c.  Same code on 6.1 and 6.12 but for
+ * lruopt_gen_add_mask().  Without CONFIG_LRU_GEN (no Debian kernel) no
+ * folio is ever on a generation.
+ */
+#ifdef CONFIG_LRU_GEN
+static inline int lruopt_gen_lru(struct lruvec *lruvec, int type, int gen)
+{
+	return type * LRU_INACTIVE_FILE +
+	       (lru_gen_is_active(lruvec, gen) ? LRU_ACTIVE : 0);
+}
+
+static inline void lruopt_gen_nr_pages(struct lruvec *lruvec, int gen,
+				       int type, int zone, long delta)
+{
+	long *nr = &lruvec->lrugen.nr_pages[gen][type][zone];
+
+	/* lockless readers (reclaim's sizing, debugfs): one store, as stock */
+	WRITE_ONCE(*nr, *nr + delta);
+}
+
+static inline int lruopt_gen_add_folio(struct lruvec *lruvec,
+				       struct folio *folio)
+{
+	int type = folio_is_file_lru(folio), zone = folio_zonenum(folio);
+	unsigned long max_seq = lruvec->lrugen.max_seq;
+	unsigned long min_seq = lruvec->lrugen.min_seq[type];
+	unsigned long seq;
+	int gen;
+
+	VM_WARN_ON_ONCE_FOLIO(folio_lru_gen(folio) != -1, folio);
+	if (folio_test_unevictable(folio) || !lruvec->lrugen.enabled)
+		return -1;
+	/* the generation stock picks, case by case (mm_inline.h) */
+	if (folio_test_active(folio))
+		seq = max_seq;
+	else if ((type == LRU_GEN_ANON && !folio_test_swapcache(folio)) ||
+		 (folio_test_reclaim(folio) &&
+		  (folio_test_dirty(folio) || folio_test_writeback(folio))))
+		seq = max_seq - 1;
+	else if (min_seq + MIN_NR_GENS >= max_seq)
+		seq = min_seq;
+	else
+		seq = min_seq + 1;
+	gen = lru_gen_from_seq(seq);
+	set_mask_bits(&folio->flags, lruopt_gen_add_mask(folio),
+		      (gen + 1UL) << LRU_GEN_PGOFF);
+	lruopt_gen_nr_pages(lruvec, gen, type, zone, folio_nr_pages(folio));
+	list_add(&folio->lru, &lruvec->lrugen.folios[gen][type][zone]);
+	return lruopt_gen_lru(lruvec, type, gen);
+}
+
+static inline int lruopt_gen_del_folio(struct lruvec *lruvec,
+				       struct folio *folio)
+{
+	int type = folio_is_file_lru(folio), zone = folio_zonenum(folio);
+	int gen = folio_lru_gen(folio);
+	unsigned long flags;
+
+	if (gen < 0)
+		return -1;
+	VM_WARN_ON_ONCE_FOLIO(folio_test_active(folio), folio);
+	VM_WARN_ON_ONCE_FOLIO(folio_test_unevictable(folio), folio);
+	/* PG_active for folio_migrate_flags(), as stock */
+	flags = lru_gen_is_active(lruvec, gen) ? BIT(PG_active) : 0;
+	flags = set_mask_bits(&folio->flags, LRU_GEN_MASK, flags);
+	gen = ((flags & LRU_GEN_MASK) >> LRU_GEN_PGOFF) - 1;
+	lruopt_gen_nr_pages(lruvec, gen, type, zone, -folio_nr_pages(folio));
+	list_del(&folio->lru);
+	return lruopt_gen_lru(lruvec, type, gen);
+}
+#else
+static inline int lruopt_gen_add_folio(struct lruvec *lruvec,
+				       struct folio *folio)
+{
+	return -1;
+}
+
+static inline int lruopt_gen_del_folio(struct lruvec *lruvec,
+				       struct folio *folio)
+{
+	return -1;
+}
+#endif /* CONFIG_LRU_GEN */
 
 /*
  * The kernel's cpu_needs_drain(): the same lockless peeks at every batch,

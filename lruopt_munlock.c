@@ -32,7 +32,7 @@
  *    stock holds the lock for one mlock batch (15 folios on 6.1, 31 on
  *    6.12).  Hence the smaller default there (LRUOPT_MUNLOCK_BATCH);
  *  - NR_MLOCK and the unevictable_pgs_* events are accounted once per batch,
- *    and so are the classic LRU's sizes (per lruvec lock hold, see
+ *    and so are the LRU sizes, classic and MGLRU (per lruvec lock hold, see
  *    mb_lru_del());
  *  - before the first batch, this CPU's stock mlock batch is drained, so that
  *    operations queued earlier on a folio (e.g. a fault's mlock_new_folio())
@@ -79,19 +79,51 @@ enum mb_event {
 	EV_NR
 };
 
+/*
+ * LRU size deltas for the locked lruvec, one per (classic or MGLRU, list,
+ * zone), applied before it is unlocked.  A bit per entry says it is in
+ * use: only the entries a lock hold touched are written, read and applied,
+ * so a walk of a few pages (the seed's mlock of small stack buffers)
+ * neither clears nor scans the table.
+ */
+#define MB_SIZES	(2 * NR_LRU_LISTS * MAX_NR_ZONES)
+
 /* One lruvec lock hold and the accounting gathered under it. */
 struct mbatch {
 	struct lruvec *lruvec;		/* locked, or NULL */
 	struct zone *zone;		/* zone of @nr_mlock */
 	long nr_mlock;			/* NR_MLOCK delta for @zone */
 	unsigned long ev[EV_NR];	/* indexed by enum mb_event */
-	/* LRU size deltas for @lruvec, applied before it is unlocked */
-	long lru_nr[NR_LRU_LISTS][MAX_NR_ZONES];
+	u64 sized;			/* entries of @size in use */
 	unsigned int n, limit;
 	unsigned int pages, batches, locks;
 	unsigned int flushed_locks;	/* @locks at the last flush */
 	bool mlock;			/* direction, for the tracepoint */
+	/* last, and not cleared by mb_init(): see @sized */
+	long size[MB_SIZES];
 };
+
+static void mb_init(struct mbatch *b, unsigned int limit, bool mlock)
+{
+	BUILD_BUG_ON(MB_SIZES > 64);
+	memset(b, 0, offsetof(struct mbatch, size));
+	b->limit = limit;
+	b->mlock = mlock;
+}
+
+/* Add @delta pages to the size of @lru in zone @zid, classic or MGLRU. */
+static void mb_size(struct mbatch *b, bool gen, enum lru_list lru, int zid,
+		    long delta)
+{
+	unsigned int i = (gen * NR_LRU_LISTS + lru) * MAX_NR_ZONES + zid;
+
+	if (b->sized & BIT_ULL(i)) {
+		b->size[i] += delta;
+		return;
+	}
+	b->sized |= BIT_ULL(i);
+	b->size[i] = delta;
+}
 
 static const enum vm_event_item mb_event_item[EV_NR] = {
 	[EV_MLOCKED] = UNEVICTABLE_PGMLOCKED,
@@ -137,51 +169,64 @@ static void mb_mod_mlock(struct mbatch *b, struct folio *folio, long nr)
  * folio_set_lru() needs that lock to subtract it, so it finds our addition
  * applied.  Their lockless readers (reclaim's sizing, meminfo, memory.stat)
  * are approximate by design; isolate_lru_folios() defers its
- * update_lru_sizes() the same way.  Folios on a multi-gen LRU generation
- * (MGLRU, the default on Debian's 6.12) keep the kernel's own per-folio
- * accounting in lru_gen_add/del_folio(): only the unevictable side is
- * batched for them.
+ * update_lru_sizes() the same way.
+ *
+ * Folios on a multi-gen LRU generation (MGLRU, the default on Debian's
+ * 6.12) go through lruopt_gen_del/add_folio() (lruopt_compat.h): the
+ * generation's nr_pages is updated at once, the NR_LRU_* counters are
+ * gathered in @b->size and applied by mb_unlock() with
+ * __update_lru_size(), as lru_gen_update_size() applies them: MGLRU keeps
+ * no per-memcg lru_zone_size, so they must not go through update_lru_size()
+ * with the classic lists' deltas.  The same argument holds, and one more:
+ * whether a generation counts as active depends on max_seq, which only
+ * moves under the lruvec lock (inc_max_seq()), so the list each delta was
+ * gathered for is still the right one when it is applied.
  */
 static void mb_lru_del(struct mbatch *b, struct folio *folio)
 {
 	enum lru_list lru = folio_lru_list(folio);
+	int glru = lruopt_gen_del_folio(b->lruvec, folio);
 
-	if (lru_gen_del_folio(b->lruvec, folio, false))
+	/* small folios only: one page each */
+	if (glru >= 0) {
+		mb_size(b, true, glru, folio_zonenum(folio), -1);
 		return;
+	}
 	if (lru != LRU_UNEVICTABLE)
 		list_del(&folio->lru);
-	b->lru_nr[lru][folio_zonenum(folio)]--;
+	mb_size(b, false, lru, folio_zonenum(folio), -1);
 }
 
 static void mb_lru_add(struct mbatch *b, struct folio *folio)
 {
 	enum lru_list lru = folio_lru_list(folio);
+	int glru = lruopt_gen_add_folio(b->lruvec, folio);
 
-	if (lru_gen_add_folio(b->lruvec, folio, false))
+	if (glru >= 0) {
+		mb_size(b, true, glru, folio_zonenum(folio), 1);
 		return;
-	b->lru_nr[lru][folio_zonenum(folio)]++;
+	}
+	mb_size(b, false, lru, folio_zonenum(folio), 1);
 	if (lru != LRU_UNEVICTABLE)
 		list_add(&folio->lru, &b->lruvec->lists[lru]);
 }
 
-/*
- * Apply the gathered LRU sizes, then drop the lruvec lock.  Scanning the
- * whole small table once per lock hold is cheaper than tracking which
- * entries are in use for every folio.
- */
+/* Apply the gathered LRU sizes, then drop the lruvec lock. */
 static void mb_unlock(struct mbatch *b)
 	__releases(&b->lruvec->lru_lock)
 {
-	enum lru_list lru;
-	int zid;
+	while (b->sized) {
+		unsigned int i = __ffs64(b->sized);
+		enum lru_list lru = (i / MAX_NR_ZONES) % NR_LRU_LISTS;
+		int zid = i % MAX_NR_ZONES;
 
-	for_each_lru(lru) {
-		for (zid = 0; zid < MAX_NR_ZONES; zid++) {
-			if (!b->lru_nr[lru][zid])
-				continue;
-			update_lru_size(b->lruvec, lru, zid, b->lru_nr[lru][zid]);
-			b->lru_nr[lru][zid] = 0;
-		}
+		b->sized &= b->sized - 1;
+		if (!b->size[i])
+			continue;
+		if (i >= MB_SIZES / 2)	/* MGLRU: no per-memcg lru_zone_size */
+			__update_lru_size(b->lruvec, lru, zid, b->size[i]);
+		else
+			update_lru_size(b->lruvec, lru, zid, b->size[i]);
 	}
 	unlock_page_lruvec_irq(b->lruvec);
 	b->lruvec = NULL;
@@ -342,10 +387,7 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 {
 	struct vm_area_struct *vma = walk->vma;
 	bool batched = lruopt_active(&lruopt_munlock_feature);
-	struct mbatch b = {
-		.limit = READ_ONCE(munlock_batch),
-		.mlock = !!(vma->vm_flags & VM_LOCKED),
-	};
+	struct mbatch b;
 	unsigned long start = addr;
 	pte_t *start_pte, *pte;
 	unsigned int step;
@@ -371,10 +413,13 @@ static int lruopt_mlock_pte_range(pmd_t *pmd, unsigned long addr,
 		walk->action = ACTION_AGAIN;
 		return 0;
 	}
-	if (batched)
+	if (batched) {
+		mb_init(&b, READ_ONCE(munlock_batch),
+			!!(vma->vm_flags & VM_LOCKED));
 		lruopt_mlock_drain_local();
-	else
+	} else {
 		lruopt_count(&munlock_stats, MS_STOCK_WALKS, 1);
+	}
 
 	for (pte = start_pte; addr != end; pte++, addr += PAGE_SIZE) {
 		pte_t ptent = ptep_get(pte);
