@@ -40,9 +40,12 @@
  *
  * The common call has nothing pending anywhere (compaction, MADV_COLLAPSE,
  * memfd seals on an idle system): one pass over the online CPUs' batch
- * counts, no lock, no allocation, no clock read and no write to any shared
- * cache line; its counters are per-cpu.  Where stock takes a global mutex
- * and bumps a global generation before the same peeks.
+ * counts (drain_pending()), no lock, no pinning, no allocation, no clock
+ * read and no write to any shared cache line; its counters are per-cpu.
+ * Where stock takes a global mutex and bumps a global generation before
+ * the same peeks.  It opens no coalescing window either (only a drain
+ * that drained something does): a caller after it drains as it would
+ * have.
  *
  * Tickets.  Each CPU's slot counts requests (slot->requested) and records
  * the request its last completed run covered (slot->done).  A caller that
@@ -771,6 +774,29 @@ static bool drain_ready(void)
 	return true;
 }
 
+/*
+ * Does any online CPU have something to drain?  @n: how many CPUs were
+ * found empty when none has.  The nothing-pending call (compaction,
+ * MADV_COLLAPSE, memfd seals on an idle system) ends with this pass: the
+ * same peeks as stock's cpu_needs_drain() pass, without its mutex and
+ * generation bump, and without drain_all()'s pinning for the inline drain.
+ * Unpinned is enough for a pass that drains nothing: a CPU the caller
+ * leaves during the pass is read like any other, and whatever the caller
+ * batched on it is ordered before the read by the migration itself.
+ */
+static bool drain_pending(unsigned int *n)
+{
+	unsigned int cpu, empty = 0;
+
+	for_each_online_cpu(cpu) {
+		if (lruopt_cpu_needs_drain(cpu))
+			return true;
+		empty++;
+	}
+	*n = empty;
+	return false;
+}
+
 /* Drain for @dc, whose site is classified, and count the call. */
 static void drain_run(struct drain_call *dc, unsigned int coalesce_us)
 {
@@ -817,6 +843,16 @@ static void lruopt_lru_add_drain_all(void)
 	    ktime_get_ns() - READ_ONCE(drain_last_full_ns) <
 	    (u64)coalesce_us * NSEC_PER_USEC) {
 		drain_account(&dc, LRUOPT_DRAIN_COALESCED);
+		return;
+	}
+	/*
+	 * [SCAN], as in drain_all(): nothing pending anywhere is a full drain
+	 * of nothing.  Otherwise drain_all() looks again, after its own
+	 * barrier, and its pass decides.
+	 */
+	smp_mb();
+	if (!drain_pending(&dc.empty)) {
+		drain_account(&dc, LRUOPT_DRAIN_FULL);
 		return;
 	}
 	drain_run(&dc, coalesce_us);

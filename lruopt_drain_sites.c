@@ -235,7 +235,7 @@ static noinline __cold struct drain_site drain_site_get_slow(unsigned long ip)
 	strscpy(site_mods[row], mod ?: "", MODULE_NAME_LEN);
 	WRITE_ONCE(site_keys[row].start, start);
 	WRITE_ONCE(site_keys[row].size, size);
-	/* publish start and size: pairs with the acquire in drain_site_get() */
+	/* publish start and size: pairs with the acquire in site_match() */
 	smp_store_release(&site_keys[row].state, s.class + 1);
 	if (row == site_hw)
 		WRITE_ONCE(site_hw, row + 1);
@@ -244,6 +244,27 @@ unlock:
 out:
 	kfree(buf);
 	return s;
+}
+
+/*
+ * The row this CPU's last lookup found.  A CPU's calls mostly come from
+ * one site at a time (a storm, a compaction run): tried first, it spares
+ * the common call the walk over the table.
+ */
+static DEFINE_PER_CPU(unsigned int, site_hint);
+
+/* Does row @i hold @ip?  Then *@s is its site. */
+static inline bool site_match(unsigned int i, unsigned long ip,
+			      struct drain_site *s)
+{
+	/* pairs with the release in drain_site_get_slow() */
+	int state = smp_load_acquire(&site_keys[i].state);
+
+	if (!state || ip - 1 - READ_ONCE(site_keys[i].start) >=
+		      READ_ONCE(site_keys[i].size))
+		return false;
+	*s = (struct drain_site){ .idx = i, .class = state - 1 };
+	return true;
 }
 
 /**
@@ -255,15 +276,17 @@ out:
  */
 struct drain_site drain_site_get(unsigned long ip)
 {
-	unsigned int i, n = READ_ONCE(site_hw);
+	unsigned int i = this_cpu_read(site_hint), n = READ_ONCE(site_hw);
+	struct drain_site s;
 
+	/* the hint is only where to look first: the row is checked as any */
+	if (i < n && site_match(i, ip, &s))
+		return s;
 	for (i = 0; i < n; i++) {
-		/* pairs with the release in drain_site_get_slow() */
-		int state = smp_load_acquire(&site_keys[i].state);
-
-		if (state && ip - 1 - READ_ONCE(site_keys[i].start) <
-			     READ_ONCE(site_keys[i].size))
-			return (struct drain_site){ .idx = i, .class = state - 1 };
+		if (site_match(i, ip, &s)) {
+			this_cpu_write(site_hint, i);
+			return s;
+		}
 	}
 	if (READ_ONCE(site_full))
 		return (struct drain_site){ .idx = DRAIN_SITE_OTHER,
