@@ -716,7 +716,8 @@ static void drain_count_both(struct drain_site s, unsigned int g,
  * The one place a call is counted: the global stats/, its call-site row
  * and the lruopt:drain event, so that the three always agree.
  */
-static void drain_account(struct drain_call *dc, enum lruopt_drain_result res)
+static __always_inline void drain_account(struct drain_call *dc,
+					  enum lruopt_drain_result res)
 {
 	struct lruopt_counters *g = &drain_stats;
 	struct drain_site s = dc->site;

@@ -6,6 +6,7 @@
 #ifndef _LRUOPT_DRAIN_H
 #define _LRUOPT_DRAIN_H
 
+#include <linux/percpu.h>
 #include <linux/sysfs.h>
 #include "lruopt.h"
 
@@ -33,9 +34,89 @@ struct drain_site {
 	enum drain_class class;
 };
 
-struct drain_site drain_site_get(unsigned long ip);
-void drain_site_count(struct drain_site s, enum drain_site_stat i, u64 n);
-void drain_site_max(struct drain_site s, enum drain_site_stat i, u64 v);
+/*
+ * The table's keys, which every call reads: 16 bytes a row, the whole
+ * array in eight cache lines, written only when a row is claimed or
+ * released (under lruopt_drain_sites.c's site_lock).  @state is 0 for a
+ * free row, else the class + 1; it is published last.
+ */
+#define DRAIN_MAX_SITES		32
+struct drain_site_key {
+	unsigned long start;
+	unsigned int size;
+	int state;
+};
+
+extern struct drain_site_key drain_site_keys[DRAIN_MAX_SITES];
+/*
+ * The row this CPU's last lookup found: a CPU's calls mostly come from one
+ * site at a time (a storm, a compaction run), so it is tried first.
+ */
+DECLARE_PER_CPU(unsigned int, drain_site_hint);
+
+struct drain_site drain_site_lookup(unsigned long ip);
+
+/* Does row @i hold @ip?  Then *@s is its site. */
+static inline bool drain_site_match(unsigned int i, unsigned long ip,
+				    struct drain_site *s)
+{
+	/* pairs with the release in drain_site_get_slow() */
+	int state = smp_load_acquire(&drain_site_keys[i].state);
+
+	if (!state || ip - 1 - READ_ONCE(drain_site_keys[i].start) >=
+		      READ_ONCE(drain_site_keys[i].size))
+		return false;
+	*s = (struct drain_site){ .idx = i, .class = state - 1 };
+	return true;
+}
+
+/**
+ * drain_site_get - the call-site row and class of a drain call
+ * @ip: the return address of the lru_add_drain_all() call
+ *
+ * Inline: the hint's row, checked like any row (so it can never answer
+ * with a wrong one), is the whole lookup of the common call.
+ *
+ * Context: may sleep the first time a call site is seen.
+ * Return: the site; "(other)" (strict) when it cannot have a row.
+ */
+static inline struct drain_site drain_site_get(unsigned long ip)
+{
+	unsigned int i = this_cpu_read(drain_site_hint);
+	struct drain_site s;
+
+	/* rows past the ones ever claimed are free (state 0): no match */
+	if (i < DRAIN_MAX_SITES && drain_site_match(i, ip, &s))
+		return s;
+	return drain_site_lookup(ip);
+}
+
+/*
+ * The rows' per-cpu counters, [DRAIN_MAX_SITES + 1][SS_NR]: counted inline
+ * by the drain, which counts every call (the nothing-pending call's
+ * accounting is most of what it costs beyond stock's), summed by the table.
+ */
+extern u64 __percpu *drain_site_vals;
+
+/* Add @n to counter @i of site @s. */
+static inline void drain_site_count(struct drain_site s,
+				    enum drain_site_stat i, u64 n)
+{
+	this_cpu_add(drain_site_vals[s.idx * SS_NR + i], n);
+}
+
+/* Raise the per-cpu maximum @i of site @s to @v. */
+static inline void drain_site_max(struct drain_site s,
+				  enum drain_site_stat i, u64 v)
+{
+	u64 __percpu *p = drain_site_vals + s.idx * SS_NR + i;
+
+	preempt_disable();
+	if (v > __this_cpu_read(*p))
+		__this_cpu_write(*p, v);
+	preempt_enable();
+}
+
 ssize_t drain_sites_show(char *buf);
 int drain_sites_init(void);
 void drain_sites_exit(void);

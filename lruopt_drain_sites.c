@@ -38,7 +38,6 @@
 #include <linux/string.h>
 #include "lruopt_drain.h"
 
-#define DRAIN_MAX_SITES		32
 #define DRAIN_SITE_OTHER	DRAIN_MAX_SITES	/* the "(other)" row */
 #define DRAIN_SYM_LEN		48
 
@@ -57,57 +56,20 @@ static const char *const drain_hint_callers[] = {
 	"drop_caches_sysctl_handler",
 };
 
-/*
- * What every call reads: 16 bytes a row, the whole array in eight cache
- * lines, written only when a row is claimed or released (under site_lock).
- * @state is 0 for a free row, else the class + 1; it is published last.
- */
-struct site_key {
-	unsigned long start;
-	unsigned int size;
-	int state;
-};
-
-static struct site_key site_keys[DRAIN_MAX_SITES];
+/* What every call reads (lruopt_drain.h); written only under site_lock. */
+struct drain_site_key drain_site_keys[DRAIN_MAX_SITES];
 static unsigned int site_hw;		/* rows ever claimed: [0, site_hw) */
 static bool site_full;			/* no row free: no lookup is tried */
 static char site_syms[DRAIN_MAX_SITES][DRAIN_SYM_LEN];
 static char site_mods[DRAIN_MAX_SITES][MODULE_NAME_LEN];
 static DEFINE_MUTEX(site_lock);		/* claims, releases, reads of syms */
 
-/* [DRAIN_MAX_SITES + 1][SS_NR], per cpu */
-static u64 __percpu *site_vals;
+/* [DRAIN_MAX_SITES + 1][SS_NR], per cpu; counted inline (lruopt_drain.h) */
+u64 __percpu *drain_site_vals;
 
 static inline u64 __percpu *site_val(unsigned int idx, enum drain_site_stat i)
 {
-	return site_vals + idx * SS_NR + i;
-}
-
-/**
- * drain_site_count - add to one counter of a call site
- * @s: the site, from drain_site_get()
- * @i: the counter
- * @n: the amount
- */
-void drain_site_count(struct drain_site s, enum drain_site_stat i, u64 n)
-{
-	this_cpu_add(*site_val(s.idx, i), n);
-}
-
-/**
- * drain_site_max - raise a per-cpu maximum of a call site
- * @s: the site, from drain_site_get()
- * @i: the counter (SS_WAIT_MAX)
- * @v: the new value
- */
-void drain_site_max(struct drain_site s, enum drain_site_stat i, u64 v)
-{
-	u64 __percpu *p = site_val(s.idx, i);
-
-	preempt_disable();
-	if (v > __this_cpu_read(*p))
-		__this_cpu_write(*p, v);
-	preempt_enable();
+	return drain_site_vals + idx * SS_NR + i;
 }
 
 static enum drain_class drain_classify(const char *name)
@@ -169,13 +131,13 @@ static void site_release(unsigned int i)
 {
 	int cpu;
 
-	WARN_ON_ONCE(site_keys[i].state != DC_STRICT + 1);
+	WARN_ON_ONCE(drain_site_keys[i].state != DC_STRICT + 1);
 	/* New lookups stop matching; one already past the check only counts. */
-	WRITE_ONCE(site_keys[i].state, 0);
+	WRITE_ONCE(drain_site_keys[i].state, 0);
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(site_val(i, 0), cpu), 0, SS_NR * sizeof(u64));
-	WRITE_ONCE(site_keys[i].start, 0);
-	WRITE_ONCE(site_keys[i].size, 0);
+	WRITE_ONCE(drain_site_keys[i].start, 0);
+	WRITE_ONCE(drain_site_keys[i].size, 0);
 	site_syms[i][0] = '\0';
 	site_mods[i][0] = '\0';
 	WRITE_ONCE(site_full, false);
@@ -208,8 +170,8 @@ static noinline __cold struct drain_site drain_site_get_slow(unsigned long ip)
 
 	mutex_lock(&site_lock);
 	for (i = 0; i < site_hw; i++) {
-		state = site_keys[i].state;
-		if (state && site_keys[i].start == start) {
+		state = drain_site_keys[i].state;
+		if (state && drain_site_keys[i].start == start) {
 			/* claimed by a racing first call from the same site */
 			s.idx = i;
 			s.class = state - 1;
@@ -233,10 +195,10 @@ static noinline __cold struct drain_site drain_site_get_slow(unsigned long ip)
 	else
 		strscpy(site_syms[row], buf, DRAIN_SYM_LEN);
 	strscpy(site_mods[row], mod ?: "", MODULE_NAME_LEN);
-	WRITE_ONCE(site_keys[row].start, start);
-	WRITE_ONCE(site_keys[row].size, size);
-	/* publish start and size: pairs with the acquire in site_match() */
-	smp_store_release(&site_keys[row].state, s.class + 1);
+	WRITE_ONCE(drain_site_keys[row].start, start);
+	WRITE_ONCE(drain_site_keys[row].size, size);
+	/* publish start and size: pairs with the acquire in drain_site_match() */
+	smp_store_release(&drain_site_keys[row].state, s.class + 1);
 	if (row == site_hw)
 		WRITE_ONCE(site_hw, row + 1);
 unlock:
@@ -246,45 +208,25 @@ out:
 	return s;
 }
 
-/*
- * The row this CPU's last lookup found.  A CPU's calls mostly come from
- * one site at a time (a storm, a compaction run): tried first, it spares
- * the common call the walk over the table.
- */
-static DEFINE_PER_CPU(unsigned int, site_hint);
-
-/* Does row @i hold @ip?  Then *@s is its site. */
-static inline bool site_match(unsigned int i, unsigned long ip,
-			      struct drain_site *s)
-{
-	/* pairs with the release in drain_site_get_slow() */
-	int state = smp_load_acquire(&site_keys[i].state);
-
-	if (!state || ip - 1 - READ_ONCE(site_keys[i].start) >=
-		      READ_ONCE(site_keys[i].size))
-		return false;
-	*s = (struct drain_site){ .idx = i, .class = state - 1 };
-	return true;
-}
+DEFINE_PER_CPU(unsigned int, drain_site_hint);
 
 /**
- * drain_site_get - the call-site row and class of a drain call
+ * drain_site_lookup - the call-site row of @ip, when the hint missed
  * @ip: the return address of the lru_add_drain_all() call
+ *
+ * Walks the table, and claims a row the first time a site is seen.
  *
  * Context: may sleep the first time a call site is seen.
  * Return: the site; "(other)" (strict) when it cannot have a row.
  */
-struct drain_site drain_site_get(unsigned long ip)
+struct drain_site drain_site_lookup(unsigned long ip)
 {
-	unsigned int i = this_cpu_read(site_hint), n = READ_ONCE(site_hw);
+	unsigned int i, n = READ_ONCE(site_hw);
 	struct drain_site s;
 
-	/* the hint is only where to look first: the row is checked as any */
-	if (i < n && site_match(i, ip, &s))
-		return s;
 	for (i = 0; i < n; i++) {
-		if (site_match(i, ip, &s)) {
-			this_cpu_write(site_hint, i);
+		if (drain_site_match(i, ip, &s)) {
+			this_cpu_write(drain_site_hint, i);
 			return s;
 		}
 	}
@@ -359,7 +301,7 @@ ssize_t drain_sites_show(char *buf)
 			 "deferred remote");
 	mutex_lock(&site_lock);
 	for (i = 0; i < site_hw; i++) {
-		int state = site_keys[i].state;
+		int state = drain_site_keys[i].state;
 
 		if (!state)
 			continue;
@@ -397,10 +339,10 @@ static int site_module_notify(struct notifier_block *nb, unsigned long action,
 		return NOTIFY_DONE;
 	mutex_lock(&site_lock);
 	for (i = 0; i < site_hw; i++) {
-		if (!site_keys[i].state || strcmp(site_mods[i], mod->name))
+		if (!drain_site_keys[i].state || strcmp(site_mods[i], mod->name))
 			continue;
 		if (action == MODULE_STATE_GOING ||
-		    within_module_init(site_keys[i].start, mod))
+		    within_module_init(drain_site_keys[i].start, mod))
 			site_release(i);
 	}
 	mutex_unlock(&site_lock);
@@ -420,13 +362,14 @@ int drain_sites_init(void)
 {
 	int ret;
 
-	site_vals = __alloc_percpu(sizeof(u64) * SS_NR * (DRAIN_MAX_SITES + 1),
-				   __alignof__(u64));
-	if (!site_vals)
+	drain_site_vals = __alloc_percpu(sizeof(u64) * SS_NR *
+					 (DRAIN_MAX_SITES + 1),
+					 __alignof__(u64));
+	if (!drain_site_vals)
 		return -ENOMEM;
 	ret = register_module_notifier(&site_module_nb);
 	if (ret)
-		free_percpu(site_vals);
+		free_percpu(drain_site_vals);
 	return ret;
 }
 
@@ -438,5 +381,5 @@ int drain_sites_init(void)
 void drain_sites_exit(void)
 {
 	unregister_module_notifier(&site_module_nb);
-	free_percpu(site_vals);
+	free_percpu(drain_site_vals);
 }
