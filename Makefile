@@ -38,7 +38,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
-	lruopt_memcg.c lruopt_quiet.c lruopt_drain.h lruopt_quiet_adders.h \
+	lruopt_memcg.c lruopt_quiet.c lruopt_drain_sites.h lruopt_quiet_adders.h \
 	lruopt.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.

@@ -82,7 +82,7 @@
 #include <linux/swap.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
-#include "lruopt_drain.h"
+#include "lruopt_drain_sites.h"
 #include "lruopt_trace.h"
 
 enum {

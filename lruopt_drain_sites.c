@@ -36,7 +36,7 @@
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include "lruopt_drain.h"
+#include "lruopt_drain_sites.h"
 
 #define DRAIN_SITE_OTHER	DRAIN_MAX_SITES	/* the "(other)" row */
 #define DRAIN_SYM_LEN		48
@@ -56,7 +56,7 @@ static const char *const drain_hint_callers[] = {
 	"drop_caches_sysctl_handler",
 };
 
-/* What every call reads (lruopt_drain.h); written only under site_lock. */
+/* What every call reads (lruopt_drain_sites.h); written only under site_lock. */
 struct drain_site_key drain_site_keys[DRAIN_MAX_SITES];
 static unsigned int site_hw;		/* rows ever claimed: [0, site_hw) */
 static bool site_full;			/* no row free: no lookup is tried */
@@ -64,7 +64,7 @@ static char site_syms[DRAIN_MAX_SITES][DRAIN_SYM_LEN];
 static char site_mods[DRAIN_MAX_SITES][MODULE_NAME_LEN];
 static DEFINE_MUTEX(site_lock);		/* claims, releases, reads of syms */
 
-/* [DRAIN_MAX_SITES + 1][SS_NR], per cpu; counted inline (lruopt_drain.h) */
+/* [DRAIN_MAX_SITES + 1][SS_NR], per cpu; counted inline (lruopt_drain_sites.h) */
 u64 __percpu *drain_site_vals;
 
 static inline u64 __percpu *site_val(unsigned int idx, enum drain_site_stat i)

@@ -3,8 +3,8 @@
  * The drain's call-site table (lruopt_drain_sites.c), shared with the drain
  * itself (lruopt_drain.c) and nothing else.
  */
-#ifndef _LRUOPT_DRAIN_H
-#define _LRUOPT_DRAIN_H
+#ifndef _LRUOPT_DRAIN_SITES_H
+#define _LRUOPT_DRAIN_SITES_H
 
 #include <linux/percpu.h>
 #include <linux/sysfs.h>
@@ -121,4 +121,4 @@ ssize_t drain_sites_show(char *buf);
 int drain_sites_init(void);
 void drain_sites_exit(void);
 
-#endif /* _LRUOPT_DRAIN_H */
+#endif /* _LRUOPT_DRAIN_SITES_H */
