@@ -22,9 +22,11 @@
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
 #   make check-rt             make check on the two PREEMPT_RT kernels only
+#   make deb                  the Debian package build/lruopt-dkms_VER_all.deb
 #   make check-deb            the Debian package: build, lintian, install, purge
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #   make debug-kernel-rt      build+install a PREEMPT_RT lockdep 6.12 kernel
+#   make clean                remove build/ (demo results stay in results/)
 #
 # Each kernel gets its own build directory, build/<kver>/, holding symlinks
 # to the sources, the generated BTF layout header and the module.
@@ -304,9 +306,11 @@ dkms-src:
 
 # make deb: build/lruopt-dkms_VER_all.deb with debhelper + dh-dkms, from a
 # staged copy of the tree (dpkg-buildpackage writes to the parent directory
-# and leaves debian/ build state behind).  Needs debhelper and dh-dkms.
+# and leaves debian/ build state behind).  Installs what it needs (debhelper,
+# dh-dkms, dkms) first, as the other targets do.
 DEB_STAGE := build/deb/lruopt-$(DKMS_VER)
 deb:
+	scripts/deps deb
 	rm -rf build/deb && mkdir -p $(DEB_STAGE)/scripts
 	cp -r $(DKMS_FILES) dkms.conf debian etc $(DEB_STAGE)/
 	cp $(DKMS_SCRIPTS) $(DEB_STAGE)/scripts/
