@@ -797,8 +797,10 @@ static bool drain_ready(void)
 }
 
 /*
- * Does any online CPU have something to drain?  @n: how many CPUs were
- * found empty when none has.  The nothing-pending call (compaction,
+ * Does any online CPU have something to drain?  @n: when none has, how
+ * many CPUs count as skipped_empty: all but the caller's own, as
+ * drain_all() counts them (its own CPU is drained inline or not at all,
+ * never skipped).  The nothing-pending call (compaction,
  * MADV_COLLAPSE, memfd seals on an idle system) ends with this pass: the
  * same peeks as stock's cpu_needs_drain() pass, without its mutex and
  * generation bump, and without drain_all()'s pinning for the inline drain.
@@ -815,7 +817,8 @@ static bool drain_pending(unsigned int *n)
 			return true;
 		empty++;
 	}
-	*n = empty;
+	/* every online CPU was empty, the one we run on among them */
+	*n = empty - 1;
 	return false;
 }
 
