@@ -113,14 +113,20 @@ static inline void lruopt_count(struct lruopt_counters *c, unsigned int i,
 	this_cpu_add(c->vals[i], n);
 }
 
-/* Raise a per-cpu maximum; the reader takes the max over all CPUs. */
+/* Raise this CPU's @p to @v; the reader takes the max over all CPUs. */
+static inline void lruopt_percpu_max(u64 __percpu *p, u64 v)
+{
+	preempt_disable();
+	if (v > __this_cpu_read(*p))
+		__this_cpu_write(*p, v);
+	preempt_enable();
+}
+
+/* Raise a per-cpu maximum of a counter set. */
 static inline void lruopt_count_max(struct lruopt_counters *c, unsigned int i,
 				    u64 v)
 {
-	preempt_disable();
-	if (v > __this_cpu_read(c->vals[i]))
-		__this_cpu_write(c->vals[i], v);
-	preempt_enable();
+	lruopt_percpu_max(&c->vals[i], v);
 }
 
 int lruopt_parse_uint(const char *buf, size_t count, unsigned int min,

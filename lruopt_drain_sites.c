@@ -67,11 +67,6 @@ static DEFINE_MUTEX(site_lock);		/* claims, releases, reads of syms */
 /* [DRAIN_MAX_SITES + 1][SS_NR], per cpu; counted inline (lruopt_drain_sites.h) */
 u64 __percpu *drain_site_vals;
 
-static inline u64 __percpu *site_val(unsigned int idx, enum drain_site_stat i)
-{
-	return drain_site_vals + idx * SS_NR + i;
-}
-
 static enum drain_class drain_classify(const char *name)
 {
 	size_t len = strcspn(name, ".");	/* drop .isra.0, .constprop.0 */
@@ -135,7 +130,7 @@ static void site_release(unsigned int i)
 	/* New lookups stop matching; one already past the check only counts. */
 	WRITE_ONCE(drain_site_keys[i].state, 0);
 	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(site_val(i, 0), cpu), 0, SS_NR * sizeof(u64));
+		memset(per_cpu_ptr(drain_site_val(i, 0), cpu), 0, SS_NR * sizeof(u64));
 	WRITE_ONCE(drain_site_keys[i].start, 0);
 	WRITE_ONCE(drain_site_keys[i].size, 0);
 	site_syms[i][0] = '\0';
@@ -250,7 +245,7 @@ static u64 site_sum(unsigned int idx, enum drain_site_stat i)
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		x = *per_cpu_ptr(site_val(idx, i), cpu);
+		x = *per_cpu_ptr(drain_site_val(idx, i), cpu);
 		v = i == SS_WAIT_MAX ? max(v, x) : v + x;
 	}
 	return v;

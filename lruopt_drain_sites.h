@@ -98,23 +98,25 @@ static inline struct drain_site drain_site_get(unsigned long ip)
  */
 extern u64 __percpu *drain_site_vals;
 
+/* Counter @i of row @idx. */
+static inline u64 __percpu *drain_site_val(unsigned int idx,
+					   enum drain_site_stat i)
+{
+	return drain_site_vals + idx * SS_NR + i;
+}
+
 /* Add @n to counter @i of site @s. */
 static inline void drain_site_count(struct drain_site s,
 				    enum drain_site_stat i, u64 n)
 {
-	this_cpu_add(drain_site_vals[s.idx * SS_NR + i], n);
+	this_cpu_add(*drain_site_val(s.idx, i), n);
 }
 
 /* Raise the per-cpu maximum @i of site @s to @v. */
 static inline void drain_site_max(struct drain_site s,
 				  enum drain_site_stat i, u64 v)
 {
-	u64 __percpu *p = drain_site_vals + s.idx * SS_NR + i;
-
-	preempt_disable();
-	if (v > __this_cpu_read(*p))
-		__this_cpu_write(*p, v);
-	preempt_enable();
+	lruopt_percpu_max(drain_site_val(s.idx, i), v);
 }
 
 ssize_t drain_sites_show(char *buf);
