@@ -5,28 +5,31 @@
 #
 #   make                      build lruopt.ko for the running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
-#   make check                the test suite in QEMU on every kernel of
-#                             scripts/kernels (KERNELS=, TESTS=)
-#   make stress               only the stress boot (100 cycles under load;
-#                             STRESS_CYCLES=N)
-#   make matrix               build for every served point release, smoke-boot
-#                             the oldest and newest, print the support table
-#   make check-bpf            the bpftrace scripts against known workloads
-#   make demo [ARGS="..."]    the A/B benchmark: 6.1 and 6.12, in QEMU;
-#                             ARGS go to scripts/demo (e.g. "--rounds 10")
-#   make deps                 install the Debian packages all of the above need
-#   make style                checkpatch --strict on the module sources
-#   make sparse / make w1     sparse (C=2) / W=1 builds for both stock kernels
-#   make kerneldoc            kernel-doc -Wall, and docs on non-static functions
 #   make install / uninstall  host install into /lib/modules/KVER/updates/
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
-#   make check-rt             make check on the two PREEMPT_RT kernels only
 #   make deb                  the Debian package build/lruopt-dkms_VER_all.deb
+#   make deps                 install the Debian packages every target needs
+#   make clean                remove build/ (demo results stay in results/)
+#
+# Tests, benchmark and gates (tests/tests.mk; the kernels are those of
+# scripts/kernels unless KERNELS="<release> ..." says otherwise):
+#   make check                the test suite in QEMU (KERNELS=, TESTS=)
+#   make demo [ARGS="..."]    the A/B benchmark in QEMU (default: the generic
+#                             and cloud kernels); ARGS go to tests/bench/demo
+#                             (e.g. ARGS="--rounds 10")
+#   make check-rt             make check on the PREEMPT_RT kernels only
+#   make stress               only the stress boot (100 cycles under load;
+#                             STRESS_CYCLES=N)
+#   make check-bpf            the bpftrace tools against known workloads
 #   make check-deb            the Debian package: build, lintian, install, purge
+#   make matrix               build for every served point release, smoke-boot
+#                             the oldest and newest, print the support table
+#   make style                checkpatch --strict on the module sources
+#   make sparse / make w1     sparse (C=2) / W=1 builds for each kernel
+#   make kerneldoc            kernel-doc -Wall, and docs on non-static functions
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #   make debug-kernel-rt      build+install a PREEMPT_RT lockdep 6.12 kernel
-#   make clean                remove build/ (demo results stay in results/)
 #
 # Each kernel gets its own build directory, build/<kver>/, holding symlinks
 # to the sources, the generated BTF layout header and the module.
@@ -67,7 +70,7 @@ ifeq ($(KVER),$(RUNNING))
 BTF ?= /sys/kernel/btf/vmlinux
 UTS_VERSION ?= $(shell uname -v)
 endif
-# VMLINUZ: an image that is not installed (scripts/matrix: dpkg -x'd).
+# VMLINUZ: an image that is not installed (tests/vm/matrix: dpkg -x'd).
 VMLINUZ ?= /boot/vmlinuz-$(KVER)
 ifneq ($(BTF),)
 BTF_SRC := --btf $(BTF)
@@ -78,7 +81,8 @@ ifneq ($(UTS_VERSION),)
 BTF_SRC += --uts-version "$(UTS_VERSION)"
 endif
 
-.PHONY: all module check check-bpf check-deb stress matrix demo deps clean style sparse help
+.PHONY: all module deps clean help install uninstall dkms-install dkms-remove \
+	dkms-src deb
 
 all: module
 ifeq ($(KVER),$(RUNNING))
@@ -127,42 +131,6 @@ module:
 $(B):
 	mkdir -p $@
 
-# KERNELS="<kver> ..." selects kernels (default: scripts/kernels), TESTS=GLOB
-# selects tests (e.g. TESTS='60-*,90-*'), LRUOPT_JOBS=N the VMs run at once.
-CHECK_ARGS = $(if $(TESTS),--tests '$(TESTS)')
-CHECK_ENV = LRUOPT_KERNELS="$(KERNELS)"
-
-check:
-	scripts/deps check
-	$(CHECK_ENV) scripts/check $(CHECK_ARGS)
-
-# The bpftrace suite (scripts/*.bt against known workloads, both kernels,
-# about 2 min each): kept out of make check only for its ~200 MiB
-# initramfs; CI runs it.
-check-bpf:
-	scripts/deps bpf
-	$(CHECK_ENV) LRUOPT_SUITES=bpf scripts/check $(CHECK_ARGS)
-
-# The stress boot per kernel (100 load/toggle/unload cycles under a mixed
-# workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread): kept out
-# of make check for its length; CI runs a 30-cycle cut of it (.ci/run).
-# STRESS_CYCLES=N changes the number of cycles.
-stress:
-	scripts/deps check
-	$(CHECK_ENV) LRUOPT_SUITES=stress scripts/check \
-		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
-
-# Every Debian 12 point release the archive serves (scripts/matrix, see
-# docs/kernels.md): downloads into build/cache, builds lruopt for each,
-# smoke-boots the oldest and newest of each line, prints the table.
-matrix:
-	scripts/matrix $(MATRIX_ARGS)
-
-# make demo ARGS="--rounds 10 --workloads rt-drain": options of scripts/demo
-# (make itself would take "--rounds" as one of its own).
-demo:
-	scripts/demo $(ARGS)
-
 deps:
 	scripts/deps
 
@@ -171,78 +139,6 @@ clean:
 
 help:
 	@sed -n '3,/^$$/{/^$$/q;s/^# \{0,1\}//;p}' Makefile
-
-# ------------------------------------------------------------ quality gates
-
-.PHONY: tools w1 kerneldoc install uninstall dkms-install dkms-remove \
-	dkms-src deb check-rt debug-kernel debug-kernel-rt
-
-# The stock kernels the gates build for (override: KERNELS="<kver> ...").
-KERNELS = $(shell scripts/kernels)
-MODULE_SRCS := $(wildcard lruopt_*.c lruopt*.h)
-
-# checkpatch.pl and its data files are not in linux-headers: take them (and
-# 6.1's kernel-doc, the fallback below) from Debian's linux-source-6.1, once.
-KSRC_TARBALL := /usr/src/linux-source-6.1.tar.xz
-TOOLS := build/tools/scripts
-TOOL_FILES := checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc
-
-tools: $(TOOLS)/checkpatch.pl
-
-$(TOOLS)/checkpatch.pl:
-	@test -r $(KSRC_TARBALL) || { echo "lruopt: $(KSRC_TARBALL) missing:" \
-		"scripts/deps gates installs linux-source-6.1" >&2; exit 1; }
-	rm -rf build/tools.tmp && mkdir -p build/tools.tmp
-	tar -xJf $(KSRC_TARBALL) -C build/tools.tmp --strip-components=1 \
-		$(addprefix linux-source-6.1/scripts/,$(TOOL_FILES))
-	rm -rf build/tools && mv build/tools.tmp build/tools
-
-# checkpatch --strict: any error, warning or check fails.
-style: $(TOOLS)/checkpatch.pl
-	perl $(TOOLS)/checkpatch.pl --strict --no-tree --show-types --terse \
-		--file $(MODULE_SRCS)
-	@echo "style: $(words $(MODULE_SRCS)) files checkpatch --strict clean"
-
-# sparse on every source (C=2) for each stock kernel, lock-context tracking
-# on: fails on any sparse or compiler warning other than the expected
-# "context imbalance" function+message pairs of scripts/sparse-context.allow
-# (functions that hold a lock under a condition, as the stock
-# mlock_pte_range() and folio_memcg_lock() do), and on an expected one that
-# went missing (scripts/sparse-gate).  Log in build/<kver>.sparse.log;
-# SPARSE_FLAGS goes to sparse (CF=).
-SPARSE_FLAGS ?=
-# w1: the compiler's W=1 warnings, none allowed (log build/<kver>.w1.log).
-GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
-GATE_w1 = W=1
-sparse w1: | build
-	@bad=0; for k in $(KERNELS); do \
-		log=build/$$k.$@.log; \
-		echo "$@: $$k: $(GATE_$@)"; \
-		if ! $(MAKE) --no-print-directory KVER=$$k $(GATE_$@) module \
-			>$$log 2>&1; then \
-			echo "$@: $$k: build failed, see $$log" >&2; bad=1; \
-		fi; \
-		if [ $@ = sparse ]; then \
-			scripts/sparse-gate $$log $$k || bad=1; \
-		else \
-			w=$$(grep -E '(warning|error):' $$log | \
-				sed "s#$(CURDIR)/build/$$k/##" | sort -u); \
-			if [ -n "$$w" ]; then echo "$$w"; bad=1; fi; \
-			echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)"; \
-		fi; \
-	done; exit $$bad
-
-build:
-	mkdir -p $@
-
-# kernel-doc of each installed kernel (else 6.1's from linux-source):
-# -Wall (6.1: -v) warnings fail, and so does a non-static function without
-# a kernel-doc comment.
-KERNELDOC ?= $(or $(wildcard /usr/src/linux-headers-*-common/scripts/kernel-doc),\
-	$(TOOLS)/kernel-doc)
-kerneldoc: $(if $(filter $(TOOLS)/%,$(KERNELDOC)),$(TOOLS)/checkpatch.pl)
-	python3 scripts/kdoc-check $(addprefix --kernel-doc ,$(KERNELDOC)) \
-		$(MODULE_SRCS)
 
 # Plain host install of build/KVER/lruopt.ko into
 # /lib/modules/KVER/$(INSTALL_MOD_DIR) (default updates/, which depmod ranks
@@ -319,24 +215,5 @@ deb:
 	mv build/deb/lruopt-dkms_$(DKMS_VER)_all.deb build/
 	@echo "deb: build/lruopt-dkms_$(DKMS_VER)_all.deb (log build/deb/build.log)"
 
-# make check on Debian's two PREEMPT_RT kernels only (scripts/check-rt).
-check-rt:
-	scripts/check-rt
-
-# The Debian package on this machine: make deb, lintian, apt install, dkms
-# status for both stock kernels, purge leaves nothing (scripts/check-deb).
-check-deb:
-	scripts/check-deb
-
-# A KASAN/PROVE_LOCKING/DEBUG_VM/KMEMLEAK 6.1 kernel from linux-source-6.1,
-# installed so that "make KVER=$$(scripts/build-debug-kernel --release)",
-# scripts/mkinitramfs and scripts/vmrun find it (hours on 2 cores; cached).
-debug-kernel:
-	scripts/deps --debug-kernel
-	scripts/build-debug-kernel --install
-
-# The 6.12 PREEMPT_RT lockdep kernel from linux-source-6.12, installed the
-# same way ("scripts/build-debug-kernel --rt --release" names it).
-debug-kernel-rt:
-	scripts/deps --debug-kernel
-	scripts/build-debug-kernel --rt --install
+# Tests, benchmark, gates, debug kernels.
+include tests/tests.mk

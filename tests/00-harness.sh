@@ -4,6 +4,7 @@
 # A failure here means the results of later tests cannot be trusted.
 # lruopt-timeout: 120
 . /tests/lib.sh
+. /tests/lib-munlock.sh
 dmesg_mark "00-harness"
 
 for p in kwrite mlockloop faultloop mlockhold; do

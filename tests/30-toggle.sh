@@ -5,6 +5,7 @@
 # is triggered; then check mlock accounting under each switch setting.
 # lruopt-timeout: 400
 . /tests/lib.sh
+. /tests/lib-munlock.sh
 dmesg_mark "30-toggle"
 ensure_loaded || exit 1
 

@@ -11,7 +11,7 @@
 # covers load/unload under load on both kernels).
 #
 # Emulator caveat (QEMU multi-threaded TCG, the default for 6.1 in
-# scripts/vmrun): when ftrace rewrites the entry of folio_memcg_lock() (at
+# tests/vm/vmrun): when ftrace rewrites the entry of folio_memcg_lock() (at
 # insmod, and when the unpatch transition completes) while other vCPUs keep
 # executing it, a vCPU can keep running a stale translation of the
 # temporary int3: it traps, kprobe_int3_handler() finds the final
@@ -39,7 +39,7 @@ CYCLES=${LRUOPT_MEMCG_CYCLES:-5}
 case $ACCEL in
 *thread=single*) FULL=1 ;;
 tcg*) FULL=0 ;;
-*) FULL=1 ;;	# KVM, a real machine, or not started by scripts/vmrun
+*) FULL=1 ;;	# KVM, a real machine, or not started by tests/vm/vmrun
 esac
 grep -q 'lruopt\.memcg_reload=full' "$CMDLINE_FILE" && FULL=1
 if [ $FULL = 1 ]; then

@@ -12,6 +12,7 @@
 #         keeps mlock accounting right).
 # lruopt-timeout: 300
 . /tests/lib.sh
+. /tests/lib-munlock.sh
 . /tests/lib-memcg.sh
 dmesg_mark "80-memcg-sysfs"
 ensure_unloaded || exit 1

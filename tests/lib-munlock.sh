@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# lib-munlock.sh - helpers for tests/70-munlock-*.sh
-# (busybox ash).  Source after lib.sh.
+# lib-munlock.sh - helpers for the munlock feature's tests (tests/70-munlock-*.sh)
+# and for any test that checks mlock accounting (mlock_accounting).
+# busybox ash; source after lib.sh.
 #
 # The munlock feature of lruopt: /sys/kernel/lruopt/munlock/{enabled,batch,
 # stats/{pages,batches,lock_acquisitions,fallbacks,stock_walks},stats/reset}.
@@ -173,4 +174,36 @@ mun_prog() {
 	fi
 	pass "$name"
 	diag "$(grep "^$pat" "$out")"
+}
+
+# start_mlockhold MIB FILE: run mlockhold (MIB MiB, at most 120 s) in the
+# background, output in FILE, and wait up to 60 s until it has locked.
+# Sets MH_PID.
+start_mlockhold() {
+	bg_start MH_PID "$2" locked 60 mlockhold "$1" 120
+}
+
+# mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
+# grow by about that much (minus what may still sit in per-CPU mlock
+# batches), then release it and require Mlocked back at the start value.
+mlock_accounting() {
+	local mib=$1 base held want out
+	base=$(meminfo Mlocked)
+	start_mlockhold "$mib" /tmp/mlockhold.out || return 1
+	drain_now
+	held=$(meminfo Mlocked)
+	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.
+	want=$((base + mib * 1024 - 64 * $(nproc)))
+	bg_stop "$MH_PID"
+	out=$?
+	if [ "$held" -lt "$want" ]; then
+		echo "Mlocked while holding ${mib} MiB: $held kB (baseline $base kB, expected >= $want kB)"
+		return 1
+	fi
+	if [ $out -ne 0 ]; then
+		echo "mlockhold exited $out: $(cat /tmp/mlockhold.out)"
+		return 1
+	fi
+	echo "Mlocked: baseline $base kB, held $held kB"
+	wait_mlocked_zero 10
 }

@@ -21,7 +21,7 @@ LO=/sys/kernel/lruopt                  # the module's own sysfs tree
 KO=${LRUOPT_KO:-/lruopt.ko}
 TAP_DIR=${TAP_DIR:-/tmp/tap}
 
-# Guest speed depends on how QEMU runs (see scripts/vmrun): with all vCPUs on
+# Guest speed depends on how QEMU runs (see tests/vm/vmrun): with all vCPUs on
 # one host thread everything takes ~4x longer, so timeouts scale with it.
 # /init saved the command line to /tmp/cmdline before any module could
 # patch /proc/cmdline (samples/livepatch does exactly that).
@@ -651,7 +651,7 @@ bg_stop() {
 # TCG a CPU-bound vCPU holds the (only) host thread for a whole QEMU time
 # slice, which makes every cross-CPU IPI of a livepatch transition wait for
 # it; a short sleep per iteration keeps the workload running concurrently
-# with the transitions without starving them (see scripts/vmrun).
+# with the transitions without starving them (see tests/vm/vmrun).
 # Sizes are per iteration; knobs: lruopt.wl_sleep_us=, lruopt.wl_mlock_mib=,
 # lruopt.wl_fault_mib= on the kernel command line.
 # Measured on 6.12, thread=single, 3 load/unload cycles under load (same
@@ -742,38 +742,6 @@ expect_nonroot_write_fails() {
 		return 1 ;;
 	esac
 	assert_eq "$name" "$before" "$after"
-}
-
-# start_mlockhold MIB FILE: run mlockhold (MIB MiB, at most 120 s) in the
-# background, output in FILE, and wait up to 60 s until it has locked.
-# Sets MH_PID.
-start_mlockhold() {
-	bg_start MH_PID "$2" locked 60 mlockhold "$1" 120
-}
-
-# mlock_accounting MIB: lock MIB MiB with mlockhold and require Mlocked to
-# grow by about that much (minus what may still sit in per-CPU mlock
-# batches), then release it and require Mlocked back at the start value.
-mlock_accounting() {
-	local mib=$1 base held want out
-	base=$(meminfo Mlocked)
-	start_mlockhold "$mib" /tmp/mlockhold.out || return 1
-	drain_now
-	held=$(meminfo Mlocked)
-	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.
-	want=$((base + mib * 1024 - 64 * $(nproc)))
-	bg_stop "$MH_PID"
-	out=$?
-	if [ "$held" -lt "$want" ]; then
-		echo "Mlocked while holding ${mib} MiB: $held kB (baseline $base kB, expected >= $want kB)"
-		return 1
-	fi
-	if [ $out -ne 0 ]; then
-		echo "mlockhold exited $out: $(cat /tmp/mlockhold.out)"
-		return 1
-	fi
-	echo "Mlocked: baseline $base kB, held $held kB"
-	wait_mlocked_zero 10
 }
 
 # is_rt: the running kernel is PREEMPT_RT

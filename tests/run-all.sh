@@ -3,7 +3,7 @@
 # run-all.sh [GLOB] - run /tests/NN-*.sh whose name (without .sh) matches
 # GLOB (default: all), in order, and print the TAP plan and the final line
 #   LRUOPT-TESTS-DONE passed=P failed=F skipped=S
-# which scripts/vmrun and scripts/check look for (passed does not include
+# which tests/vm/vmrun and tests/vm/check look for (passed does not include
 # the skips; the fields keep this order, so a parser of the older line
 # without skipped= still reads passed and failed).
 #

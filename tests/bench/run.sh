@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # run.sh - the A/B benchmark driver (rounds x configs x workloads).
 #
-# Runs in the test VM (scripts/demo boots it with this as the test suite)
+# Runs in the test VM (tests/bench/demo boots it with this as the test suite)
 # and on a real host (scripts/lruopt-ab).  The same code decides the round
 # order, switches lruopt between the configurations and prints the samples,
 # so the host mode is exercised by every `make demo`.
@@ -42,7 +42,7 @@
 # C needs at most one load and one unload (D and E cost one more of each);
 # the workload order rotates by one per round.
 #
-# Console output (one line each; scripts/bench-report parses them):
+# Console output (one line each; tests/bench/bench-report parses them):
 #   BENCH-META key=value...                      once, at the start
 #   BENCH-WORKLOAD name=W desc="..." tune="..."  per selected workload
 #   BENCH-SKIP workload=W reason="..."           workload not run here

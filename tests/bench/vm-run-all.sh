@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # vm-run-all.sh - installed as /tests/run-all.sh in the benchmark VM image
-# (scripts/demo): runs the A/B driver /tests/bench/run.sh instead of the
+# (tests/bench/demo): runs the A/B driver /tests/bench/run.sh instead of the
 # test suite, with options from the kernel command line:
 #   lruopt.bench_rounds=N  lruopt.bench_quick=1  lruopt.bench_workloads=a,b
 #   lruopt.bench_configs=ABC (BC: the in-boot toggle mode, run.sh --toggle)
-# and ends with the LRUOPT-TESTS-DONE line that scripts/vmrun waits for
+# and ends with the LRUOPT-TESTS-DONE line that tests/vm/vmrun waits for
 # (passed=1 when the driver reported no error).
 cd "$(dirname "$0")" || exit 1
 args=""

@@ -4,7 +4,7 @@
 # lrulock, mlockwalk, memcglock) give the right numbers on known workloads,
 # first on the stock kernel, then with lruopt loaded.
 #
-# Runs in its own image (scripts/bpf-initramfs: bpftrace 0.17 and its
+# Runs in its own image (tests/vm/bpf-initramfs: bpftrace 0.17 and its
 # libraries, the tools at $BTDIR, this directory as /tests).  Per phase
 # (stock, lruopt) all five tools are started together (bpftrace start-up is
 # the slow part under TCG), then, with THP off so that khugepaged issues no
@@ -37,6 +37,7 @@
 # phase only.
 # lruopt-timeout: 900
 . /tests/lib.sh
+. /tests/lib-munlock.sh
 . /tests/lib-memcg.sh
 dmesg_mark "96-bpftrace"
 

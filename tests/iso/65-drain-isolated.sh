@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # 65-drain-isolated: drain/skip_isolated.  Runs in its own boot with
-# "isolcpus=3 nohz_full=3" (scripts/mkinitramfs --tests tests/iso, vmrun
+# "isolcpus=3 nohz_full=3" (tests/vm/mkinitramfs --tests tests/iso, vmrun
 # --append "isolcpus=3 nohz_full=3").  With skip_isolated=1 hint drains
 # leave the isolated CPU 3 alone (skipped_cpus and deferred grow, partial
 # drains, no work queued there); with 0 they do (full drains that waited for

@@ -12,7 +12,7 @@
  * arena) would itself be mlocked and change the counters being compared.
  *
  * Include it after "#define _GNU_SOURCE" (sched_setaffinity, CPU_SET).
- * scripts/mkinitramfs and scripts/lruopt-ab rebuild a program when its .c
+ * tests/vm/mkinitramfs and scripts/lruopt-ab rebuild a program when its .c
  * or any header in tests/progs is newer than the binary.
  */
 #ifndef LRUOPT_PROGS_COMMON_H

@@ -8,7 +8,7 @@
  * no RDRAND) and few interrupts on a nohz_full boot: without a seed, the
  * first read of /dev/urandom (busybox mke2fs makes a UUID) runs the kernel's
  * jitter loop, which under TCG took over 22 s and a soft-lockup report.
- * scripts/mkinitramfs writes FILE from the host's /dev/urandom, a fresh
+ * tests/vm/mkinitramfs writes FILE from the host's /dev/urandom, a fresh
  * seed for every image.  Exit 0 ok, 1 error, 2 usage.
  */
 #define _GNU_SOURCE

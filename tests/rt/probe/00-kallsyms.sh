@@ -3,8 +3,8 @@
 # (per-cpu batches, their move and drain functions, bh LRUs, hotplug
 # callback) as "KSYM <addr> <type> <name>" lines, for an RT design study.
 # Not part of any suite: run it on purpose with
-#   scripts/mkinitramfs --no-ko --tests tests/rt/probe KVER OUT.cpio.gz
-#   vmslot scripts/vmrun --kernel KVER --initrd OUT.cpio.gz --append nokaslr
+#   tests/vm/mkinitramfs --no-ko --tests tests/rt/probe KVER OUT.cpio.gz
+#   vmslot tests/vm/vmrun --kernel KVER --initrd OUT.cpio.gz --append nokaslr
 # lruopt-timeout: 120
 . /tests/lib.sh
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# 90-dmesg: end-of-run state of the whole boot: kernel log clean, taint
+# 99-dmesg: end-of-run state of the whole boot: kernel log clean, taint
 # limited to what loading an unsigned livepatch module implies, mlocked
 # pages all released, no test process left behind.
 # lruopt-timeout: 120

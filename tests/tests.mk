@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The test, benchmark, gate and debug-kernel targets of lruopt, included by
+# the top Makefile (which keeps the module, its install and DKMS; "make help"
+# lists both).  The harness they drive lives beside this file: tests/vm/
+# (QEMU boots), tests/bench/ (the A/B benchmark), tests/gates/ (checkpatch,
+# sparse, kernel-doc), tests/pkg/ (the Debian package).
+
+.PHONY: check check-bpf stress matrix demo check-rt check-deb tools style \
+	sparse w1 kerneldoc debug-kernel debug-kernel-rt
+
+# The stock kernels the tests and gates use (override: KERNELS="<kver> ...").
+KERNELS = $(shell scripts/kernels)
+MODULE_SRCS := $(wildcard lruopt_*.c lruopt*.h)
+
+# ------------------------------------------------------------ tests
+
+# KERNELS="<kver> ..." selects kernels (default: scripts/kernels), TESTS=GLOB
+# selects tests (e.g. TESTS='60-*,99-*'), LRUOPT_JOBS=N the VMs run at once.
+CHECK_ARGS = $(if $(TESTS),--tests '$(TESTS)')
+CHECK_ENV = LRUOPT_KERNELS="$(KERNELS)"
+
+check:
+	scripts/deps check
+	$(CHECK_ENV) tests/vm/check $(CHECK_ARGS)
+
+# The bpftrace suite (scripts/*.bt against known workloads, both kernels,
+# about 2 min each): kept out of make check only for its ~200 MiB
+# initramfs; CI runs it.
+check-bpf:
+	scripts/deps bpf
+	$(CHECK_ENV) LRUOPT_SUITES=bpf tests/vm/check $(CHECK_ARGS)
+
+# The stress boot per kernel (100 load/toggle/unload cycles under a mixed
+# workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread): kept out
+# of make check for its length; CI runs a 30-cycle cut of it (.ci/run).
+# STRESS_CYCLES=N changes the number of cycles.
+stress:
+	scripts/deps check
+	$(CHECK_ENV) LRUOPT_SUITES=stress tests/vm/check \
+		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
+
+# Every Debian 12 point release the archive serves (tests/vm/matrix, see
+# docs/kernels.md): downloads into build/cache, builds lruopt for each,
+# smoke-boots the oldest and newest of each line, prints the table.
+matrix:
+	tests/vm/matrix $(MATRIX_ARGS)
+
+# make demo ARGS="--rounds 10 --workloads rt-drain": options of tests/bench/demo
+# (make itself would take "--rounds" as one of its own).
+demo:
+	tests/bench/demo $(ARGS)
+
+
+# ------------------------------------------------------------ quality gates
+
+# checkpatch.pl and its data files are not in linux-headers: take them (and
+# 6.1's kernel-doc, the fallback below) from Debian's linux-source-6.1, once.
+KSRC_TARBALL := /usr/src/linux-source-6.1.tar.xz
+TOOLS := build/tools/scripts
+TOOL_FILES := checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc
+
+tools: $(TOOLS)/checkpatch.pl
+
+$(TOOLS)/checkpatch.pl:
+	@test -r $(KSRC_TARBALL) || { echo "lruopt: $(KSRC_TARBALL) missing:" \
+		"scripts/deps gates installs linux-source-6.1" >&2; exit 1; }
+	rm -rf build/tools.tmp && mkdir -p build/tools.tmp
+	tar -xJf $(KSRC_TARBALL) -C build/tools.tmp --strip-components=1 \
+		$(addprefix linux-source-6.1/scripts/,$(TOOL_FILES))
+	rm -rf build/tools && mv build/tools.tmp build/tools
+
+# checkpatch --strict: any error, warning or check fails.
+style: $(TOOLS)/checkpatch.pl
+	perl $(TOOLS)/checkpatch.pl --strict --no-tree --show-types --terse \
+		--file $(MODULE_SRCS)
+	@echo "style: $(words $(MODULE_SRCS)) files checkpatch --strict clean"
+
+# sparse on every source (C=2) for each stock kernel, lock-context tracking
+# on: fails on any sparse or compiler warning other than the expected
+# "context imbalance" function+message pairs of tests/gates/sparse-context.allow
+# (functions that hold a lock under a condition, as the stock
+# mlock_pte_range() and folio_memcg_lock() do), and on an expected one that
+# went missing (tests/gates/sparse-gate).  Log in build/<kver>.sparse.log;
+# SPARSE_FLAGS goes to sparse (CF=).
+SPARSE_FLAGS ?=
+# w1: the compiler's W=1 warnings, none allowed (log build/<kver>.w1.log).
+GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
+GATE_w1 = W=1
+sparse w1: | build
+	@bad=0; for k in $(KERNELS); do \
+		log=build/$$k.$@.log; \
+		echo "$@: $$k: $(GATE_$@)"; \
+		if ! $(MAKE) --no-print-directory KVER=$$k $(GATE_$@) module \
+			>$$log 2>&1; then \
+			echo "$@: $$k: build failed, see $$log" >&2; bad=1; \
+		fi; \
+		if [ $@ = sparse ]; then \
+			tests/gates/sparse-gate $$log $$k || bad=1; \
+		else \
+			w=$$(grep -E '(warning|error):' $$log | \
+				sed "s#$(CURDIR)/build/$$k/##" | sort -u); \
+			if [ -n "$$w" ]; then echo "$$w"; bad=1; fi; \
+			echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)"; \
+		fi; \
+	done; exit $$bad
+
+build:
+	mkdir -p $@
+
+# kernel-doc of each installed kernel (else 6.1's from linux-source):
+# -Wall (6.1: -v) warnings fail, and so does a non-static function without
+# a kernel-doc comment.
+KERNELDOC ?= $(or $(wildcard /usr/src/linux-headers-*-common/scripts/kernel-doc),\
+	$(TOOLS)/kernel-doc)
+kerneldoc: $(if $(filter $(TOOLS)/%,$(KERNELDOC)),$(TOOLS)/checkpatch.pl)
+	python3 tests/gates/kdoc-check $(addprefix --kernel-doc ,$(KERNELDOC)) \
+		$(MODULE_SRCS)
+
+# make check on Debian's two PREEMPT_RT kernels only (tests/vm/check-rt).
+check-rt:
+	tests/vm/check-rt
+
+# The Debian package on this machine: make deb, lintian, apt install, dkms
+# status for both stock kernels, purge leaves nothing (tests/pkg/check-deb).
+check-deb:
+	tests/pkg/check-deb
+
+# A KASAN/PROVE_LOCKING/DEBUG_VM/KMEMLEAK 6.1 kernel from linux-source-6.1,
+# installed so that "make KVER=$$(tests/vm/build-debug-kernel --release)",
+# tests/vm/mkinitramfs and tests/vm/vmrun find it (hours on 2 cores; cached).
+debug-kernel:
+	scripts/deps --debug-kernel
+	tests/vm/build-debug-kernel --install
+
+# The 6.12 PREEMPT_RT lockdep kernel from linux-source-6.12, installed the
+# same way ("tests/vm/build-debug-kernel --rt --release" names it).
+debug-kernel-rt:
+	scripts/deps --debug-kernel
+	tests/vm/build-debug-kernel --rt --install
