@@ -42,9 +42,10 @@ KVER ?= $(RUNNING)
 KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
-SRCS := lruopt_main.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
+SRCS := lruopt_main.c lruopt_sysfs.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
 	lruopt_memcg.c lruopt_quiet.c lruopt_drain_sites.h lruopt_quiet_adders.h \
-	lruopt.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h Kbuild
+	lruopt.h lruopt_sysfs.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h \
+	Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.
 BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \
@@ -215,5 +216,6 @@ deb:
 	mv build/deb/lruopt-dkms_$(DKMS_VER)_all.deb build/
 	@echo "deb: build/lruopt-dkms_$(DKMS_VER)_all.deb (log build/deb/build.log)"
 
-# Tests, benchmark, gates, debug kernels.
-include tests/tests.mk
+# Tests, benchmark, gates, debug kernels: absent from the DKMS and package
+# source trees, which only build and install the module.
+-include tests/tests.mk

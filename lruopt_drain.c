@@ -1158,3 +1158,5 @@ struct lruopt_feature lruopt_drain_feature = {
 	.bound = drain_bound,
 	.exit = lruopt_drain_exit,
 };
+
+LRUOPT_FEATURE_PARAM(drain);

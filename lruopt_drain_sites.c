@@ -235,6 +235,22 @@ static const char *const drain_class_names[] = {
 	[DC_STRICT] = "strict", [DC_HINT] = "hint",
 };
 
+/* The columns of drain/callers, after symbol and class. */
+static const char *const site_stat_names[SS_NR] = {
+	[SS_CALLS] = "calls",
+	[SS_QUEUED] = "cpus_queued",
+	[SS_INLINE] = "inline_drains",
+	[SS_SKIPPED] = "skipped",
+	[SS_TIMED_OUT] = "timed_out",
+	[SS_COALESCED] = "coalesced",
+	[SS_WAIT_TOTAL] = "wait_ns_total",
+	[SS_WAIT_MAX] = "wait_ns_max",
+	[SS_FULL] = "full_drains",
+	[SS_PARTIAL] = "partial_drains",
+	[SS_DEFERRED] = "deferred",
+	[SS_REMOTE] = "remote",
+};
+
 /* Room kept at the end of the page for the truncation line. */
 #define SITES_TAIL	48
 
@@ -290,10 +306,10 @@ ssize_t drain_sites_show(char *buf)
 	unsigned int i, more = 0;
 	int len, n;
 
-	len = sysfs_emit(buf, "# symbol class calls cpus_queued %s %s %s\n",
-			 "inline_drains skipped timed_out coalesced",
-			 "wait_ns_total wait_ns_max full_drains partial_drains",
-			 "deferred remote");
+	len = sysfs_emit(buf, "# symbol class");
+	for (i = 0; i < SS_NR; i++)
+		len += sysfs_emit_at(buf, len, " %s", site_stat_names[i]);
+	len += sysfs_emit_at(buf, len, "\n");
 	mutex_lock(&site_lock);
 	for (i = 0; i < site_hw; i++) {
 		int state = drain_site_keys[i].state;

@@ -8,13 +8,14 @@
 
 #include <linux/percpu.h>
 #include <linux/sysfs.h>
-#include "lruopt.h"
+#include "lruopt_sysfs.h"
 
 /* How much a caller of lru_add_drain_all() depends on a complete drain. */
 enum drain_class { DC_STRICT, DC_HINT };
 
 /*
- * Per-call-site counters, one column of drain/callers each, in that order.
+ * Per-call-site counters, one column of drain/callers each, in that order
+ * (their header names: site_stat_names[] in lruopt_drain_sites.c).
  * Per-cpu, summed (SS_WAIT_MAX: maxed) when the table is read.
  */
 enum drain_site_stat {

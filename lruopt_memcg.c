@@ -46,7 +46,7 @@
 #include <linux/memcontrol.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
-#include "lruopt.h"
+#include "lruopt_sysfs.h"
 
 enum { CS_FAST, CS_SLOW, CS_RETRIES, CS_STOCK, CS_NR };
 
@@ -266,3 +266,5 @@ struct lruopt_feature lruopt_memcg_feature = {
 	.patch_mode = &patch_memcg,
 	.unsupported_why = LRUOPT_HAVE_MEMCG_MOVE ? NULL : LRUOPT_MEMCG_WHY,
 };
+
+LRUOPT_FEATURE_PARAM(memcg);

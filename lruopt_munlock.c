@@ -53,7 +53,7 @@
 #include <linux/mm_inline.h>
 #include <linux/pagemap.h>
 #include <linux/vmstat.h>
-#include "lruopt.h"
+#include "lruopt_sysfs.h"
 #include "lruopt_trace.h"
 
 enum { MS_PAGES, MS_BATCHES, MS_LOCKS, MS_FALLBACKS, MS_STOCK_WALKS, MS_NR };
@@ -477,3 +477,5 @@ struct lruopt_feature lruopt_munlock_feature = {
 	.attrs = munlock_attrs,
 	.counters = &munlock_stats,
 };
+
+LRUOPT_FEATURE_PARAM(munlock);

@@ -62,7 +62,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/swap.h>
-#include "lruopt.h"
+#include "lruopt_sysfs.h"
 
 enum { QS_MOVED, QS_DRAINS, QS_NR };
 
@@ -223,3 +223,5 @@ struct lruopt_feature lruopt_quiet_feature = {
 	.changed = lruopt_quiet_update,
 	.live = lruopt_quiet_live,
 };
+
+LRUOPT_FEATURE_PARAM(quiet);

@@ -22,7 +22,12 @@ DTRACE=$TRACEFS/instances/lruopt-drain
 export DRAIN_MARKER=$DTRACE/trace_marker
 mkdir -p "$DRAIN_SNAP"
 
-DRAIN_COUNTERS="calls stock full_drains partial_drains coalesced cpus_queued cpus_shared inline_drains skipped_empty skipped_cpus timeouts fallbacks wait_ns_total wait_ns_max deferred remote_drains remote_busy"
+# drain_counters: the names of drain/stats/ as the loaded module has them
+# (lruopt_drain.c drain_stat_names[]: the one list; 60-drain-semantics
+# checks its length), in directory order
+drain_counters() {
+	ls "$DS" | grep -vx reset
+}
 
 # have_thp: the kernel has transparent hugepages (Debian's RT flavours do
 # not: MADV_COLLAPSE and khugepaged do not exist there)
@@ -118,7 +123,7 @@ dstat() { readval "$DS/$1"; }
 # dsnap TAG: save all counters and the callers table under TAG
 dsnap() {
 	local c
-	for c in $DRAIN_COUNTERS; do
+	for c in $(drain_counters); do
 		echo "$c $(cat "$DS/$c")"
 	done >"$DRAIN_SNAP/$1.stats"
 	cat "$D/callers" >"$DRAIN_SNAP/$1.callers"
@@ -175,7 +180,7 @@ crows() {
 # show_snap_delta TAG1 TAG2: all counter deltas on one line
 show_snap_delta() {
 	local c out=""
-	for c in $DRAIN_COUNTERS; do
+	for c in $(drain_counters); do
 		[ "$c" = wait_ns_max ] && continue
 		out="$out $c=$(sd "$1" "$2" "$c")"
 	done
