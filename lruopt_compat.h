@@ -221,7 +221,7 @@ static inline void lruopt_remote_drain_group(unsigned int cpu, unsigned int g)
 /*
  * The move functions the remote drain hands to folio_batch_move_lru(),
  * which calls them indirectly: each must start with ENDBR64 on an IBT
- * kernel (docs/rt-design.md, section 2).  A chain of @ok(fn) tests, not
+ * kernel (docs/design.md, PREEMPT_RT, IBT).  A chain of @ok(fn) tests, not
  * an array: an initialised array of function addresses would be data
  * that klp-convert refuses to relocate.
  */

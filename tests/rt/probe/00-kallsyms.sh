@@ -1,6 +1,6 @@
 #!/bin/sh
-# 00-kallsyms: print the /proc/kallsyms lines docs/rt-design.md relies on
-# (per-cpu batches, their move and drain functions, bh LRUs, hotplug
+# 00-kallsyms: print the /proc/kallsyms lines docs/design.md (PREEMPT_RT)
+# relies on (per-cpu batches, their move and drain functions, bh LRUs, hotplug
 # callback) as "KSYM <addr> <type> <name>" lines, for an RT design study.
 # Not part of any suite: run it on purpose with
 #   tests/vm/mkinitramfs --no-ko --tests tests/rt/probe KVER OUT.cpio.gz

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 01-names: for each symbol docs/rt-design.md proposes to reach through a
+# 01-names: for each symbol docs/design.md (PREEMPT_RT) reaches through a
 # livepatch relocation, print how many times its exact name occurs in
 # /proc/kallsyms (livepatch sympos 0 needs exactly one), and the bounds of
 # the IBT seal list, as "KCOUNT <n> <name>" and "KSYM ..." lines.
