@@ -24,8 +24,8 @@ check:
 	scripts/deps check
 	$(CHECK_ENV) tests/vm/check $(CHECK_ARGS)
 
-# The bpftrace suite (scripts/*.bt against known workloads, both kernels,
-# about 2 min each): kept out of make check only for its ~200 MiB
+# The bpftrace suite (scripts/*.bt against known workloads, each kernel of
+# KERNELS, about 2 min each): kept out of make check only for its ~200 MiB
 # initramfs; CI runs it.
 check-bpf:
 	scripts/deps bpf
@@ -122,7 +122,8 @@ check-rt:
 	tests/vm/check-rt
 
 # The Debian package on this machine: make deb, lintian, apt install, dkms
-# status for both stock kernels, purge leaves nothing (tests/pkg/check-deb).
+# status for the generic kernels of scripts/kernels, purge leaves nothing
+# (tests/pkg/check-deb).
 check-deb:
 	tests/pkg/check-deb
 
