@@ -43,13 +43,18 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_sysfs.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
-	lruopt_memcg.c lruopt_quiet.c lruopt_drain_sites.h lruopt_quiet_adders.h \
+	lruopt_memcg.c lruopt_quiet.c lruopt_lazyfree.c lruopt_drain_sites.h \
+	lruopt_quiet_adders.h \
 	lruopt.h lruopt_sysfs.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h \
 	Kbuild
 
 # Private structures mirrored in lruopt_compat.h, checked against BTF.
 BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \
 	move_charge_struct
+# A replaced function whose prototype the code restates (name=prototype as
+# BTF spells it): LRUOPT_BTF_FN_<name> is 0 where BTF has another one, and
+# the feature stays out of the patch (lruopt_lazyfree.c).
+LAZYFREE_FN := madvise_dontneed_free_valid_vma=bool(struct vm_area_struct *, long unsigned int, long unsigned int *, int)
 # Unexported plain data symbols that BTF cannot vouch for (see klp-convert).
 KLP_DATA := mm_percpu_wq,mc,huge_zero_pfn,huge_zero_folio,lru_disable_count,lru_gen_caps
 # Unexported functions whose address the code may take: mm/swap.c's move
@@ -110,7 +115,8 @@ module:
 	@mkdir -p $(B)
 	@for f in $(SRCS); do ln -sfn ../../$$f $(B)/$$f; done
 	python3 scripts/btf-layout $(BTF_SRC) --kver $(KVER) \
-		--ksyms $(B)/ksyms.txt -o $(B)/lruopt_btf.h.new $(BTF_STRUCTS)
+		--ksyms $(B)/ksyms.txt -o $(B)/lruopt_btf.h.new \
+		--func '$(LAZYFREE_FN)' $(BTF_STRUCTS)
 	@cmp -s $(B)/lruopt_btf.h.new $(B)/lruopt_btf.h || \
 		mv $(B)/lruopt_btf.h.new $(B)/lruopt_btf.h; rm -f $(B)/lruopt_btf.h.new
 	@# modpost reports the unexported symbols as undefined (klp-convert

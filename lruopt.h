@@ -69,6 +69,7 @@ extern struct lruopt_feature lruopt_drain_feature;
 extern struct lruopt_feature lruopt_munlock_feature;
 extern struct lruopt_feature lruopt_memcg_feature;
 extern struct lruopt_feature lruopt_quiet_feature;
+extern struct lruopt_feature lruopt_lazyfree_feature;
 
 /* What the quiet CPUs (lruopt_quiet.c) take from the drain (lruopt_drain.c). */
 bool lruopt_cpu_isolated(int cpu);

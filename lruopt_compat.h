@@ -624,4 +624,31 @@ extern struct lruopt_move_charge_struct mc;
 #define LRUOPT_MEMCG_WHY "no cgroup-v1 charge moving (CONFIG_MEMCG_V1=n): folio_memcg_lock() is an empty inline"
 #endif
 
+/*
+ * lazyfree replaces madvise_dontneed_free_valid_vma() and restates it: only
+ * where BTF shows the prototype the restatement was written against
+ * (Makefile LAZYFREE_FN; 6.1 and 6.12 alike).
+ */
+#if defined(LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma) && \
+	LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma
+#define LRUOPT_HAVE_LAZYFREE 1
+#define LRUOPT_LAZYFREE_WHY ""
+#else
+#define LRUOPT_HAVE_LAZYFREE 0
+#define LRUOPT_LAZYFREE_WHY "madvise_dontneed_free_valid_vma() is missing or has another prototype (see lruopt_btf.h)"
+#endif
+
+/* The vma's userfaultfd context, if the kernel has userfaultfd at all. */
+#ifdef CONFIG_USERFAULTFD
+static inline bool lruopt_vma_uffd_ctx(struct vm_area_struct *vma)
+{
+	return vma->vm_userfaultfd_ctx.ctx;
+}
+#else
+static inline bool lruopt_vma_uffd_ctx(struct vm_area_struct *vma)
+{
+	return false;
+}
+#endif
+
 #endif /* _LRUOPT_COMPAT_H */

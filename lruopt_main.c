@@ -2,11 +2,13 @@
 /*
  * Module entry: the feature table, kernel binding, the livepatch.
  *
- * lruopt replaces three LRU hot paths of the running kernel through one
+ * lruopt replaces LRU hot paths of the running kernel through one
  * livepatch (see README.md): lru_add_drain_all() (lruopt_drain.c), the
- * mlock/munlock page walk mlock_pte_range() (lruopt_munlock.c) and, where
+ * mlock/munlock page walk mlock_pte_range() (lruopt_munlock.c), where
  * the kernel still has cgroup-v1 charge moving, folio_memcg_lock()/unlock()
- * (lruopt_memcg.c).  Every replacement keeps a stock path that runs whenever
+ * (lruopt_memcg.c), the LRU batch adders on quiet CPUs (lruopt_quiet.c)
+ * and MADV_FREE under memory pressure (lruopt_lazyfree.c).  Every
+ * replacement keeps a stock path that runs whenever
  * /sys/kernel/lruopt/enabled or the feature's own switch is 0.
  *
  * Binding to the kernel is done at build time, not guessed at run time:
@@ -44,6 +46,7 @@ static struct lruopt_feature *const lruopt_features[] = {
 	&lruopt_munlock_feature,
 	&lruopt_memcg_feature,
 	&lruopt_quiet_feature,
+	&lruopt_lazyfree_feature,
 };
 
 static struct klp_func *lruopt_funcs;

@@ -129,7 +129,7 @@ extern const struct kernel_param_ops lruopt_feature_param_ops;
 	module_param_cb(feat##_enabled, &lruopt_feature_param_ops,	\
 			&lruopt_##feat##_feature, 0444);		\
 	MODULE_PARM_DESC(feat##_enabled,				\
-			 "Initial value of " #feat "/enabled (0|1, default 1 where supported)")
+			 "Initial value of " #feat "/enabled (0|1; see docs/sysfs.md)")
 
 const char *lruopt_patch_mode_name(int mode);
 

@@ -6,6 +6,8 @@
  *                         (fired by drain_account(), lruopt_drain.c)
  *   lruopt:munlock_batch  one batch of the mlock/munlock walk (one or more
  *                         lruvec lock holds, flushed together)
+ *   lruopt:lazyfree       one MADV_FREE call on an anonymous range that
+ *                         lazyfree weighed: freed now (and why) or lazy
  *
  * Like every kernel tracepoint they cost a patched-out jump (static key)
  * while disabled.  They are defined in lruopt_main.c (CREATE_TRACE_POINTS),
@@ -15,7 +17,8 @@
  * Their counts agree with the stats/ files: every munlock_batch event is one
  * of munlock/stats/batches, and its folios add up to munlock/stats/pages;
  * every drain event is one call that reached lruopt's drain (calls that the
- * switches sent to the stock function have none).
+ * switches sent to the stock function have none); every lazyfree event is
+ * one of lazyfree/stats/freed_now or lazy.
  *
  * 6.1 has none of them: before v6.3 (commit e7bb66f79a7b, "tracepoint: Allow
  * livepatch module add trace event") the tracing core treats TAINT_LIVEPATCH
@@ -36,7 +39,19 @@ enum lruopt_drain_result {
 	LRUOPT_DRAIN_COALESCED,	/* answered by a full drain just before */
 };
 
+/* What a MADV_FREE call found (lruopt:lazyfree's "reason"). */
+enum lruopt_lazyfree_reason {
+	LRUOPT_LAZYFREE_LAZY,		/* no pressure: stock MADV_FREE */
+	LRUOPT_LAZYFREE_WMARK,		/* no zone above its mark: freed now */
+	LRUOPT_LAZYFREE_RECLAIM,	/* kswapd reclaiming: freed now */
+};
+
 #if !LRUOPT_HAVE_MODULE_TRACEPOINTS
+static inline void trace_lazyfree(unsigned long start, unsigned long end,
+				  enum lruopt_lazyfree_reason reason)
+{
+}
+
 static inline void trace_drain(unsigned long caller, bool hint,
 			       unsigned int queued, bool inline_drain,
 			       unsigned int skipped, unsigned int deferred,
@@ -115,6 +130,29 @@ TRACE_EVENT(munlock_batch,
 			   __entry->mlock = mlock;),
 	    TP_printk("folios=%u locks=%u direction=%s", __entry->folios,
 		      __entry->locks, __entry->mlock ? "mlock" : "munlock")
+);
+
+TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_LAZY);
+TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_WMARK);
+TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_RECLAIM);
+
+TRACE_EVENT(lazyfree,
+	    TP_PROTO(unsigned long start, unsigned long end,
+		     enum lruopt_lazyfree_reason reason),
+	    TP_ARGS(start, end, reason),
+	    TP_STRUCT__entry(__field(unsigned long, start)
+			     __field(unsigned long, end)
+			     __field(unsigned int, reason)),
+	    TP_fast_assign(__entry->start = start;
+			   __entry->end = end;
+			   __entry->reason = reason;),
+	    TP_printk("start=%#lx end=%#lx pages=%lu reason=%s",
+		      __entry->start, __entry->end,
+		      (__entry->end - __entry->start) >> PAGE_SHIFT,
+		      __print_symbolic(__entry->reason,
+				       { LRUOPT_LAZYFREE_LAZY, "lazy" },
+				       { LRUOPT_LAZYFREE_WMARK, "wmark" },
+				       { LRUOPT_LAZYFREE_RECLAIM, "reclaim" }))
 );
 
 #endif /* _LRUOPT_TRACE_H */

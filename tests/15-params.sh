@@ -31,6 +31,10 @@ spec() {
 	munlock_enabled) echo "$LO/munlock/enabled|0|bool" ;;
 	memcg_enabled) echo "$LO/memcg/enabled|0|bool" ;;
 	quiet_enabled) echo "$LO/quiet/enabled|0|bool" ;;
+	# default 0: 1 is the valid non-default (patch_lazyfree=auto then
+	# puts it in the patch)
+	lazyfree_enabled) echo "$LO/lazyfree/enabled|1|bool" ;;
+	lazyfree_wmark_pct) echo "$LO/lazyfree/wmark_pct|250|uint 0 100000" ;;
 	munlock_batch) echo "$LO/munlock/batch|64|uint 1 512" ;;
 	drain_timeout_us) echo "$LO/drain/timeout_us|1234|uint 0 10000000" ;;
 	drain_coalesce_us) echo "$LO/drain/coalesce_us|777|uint 0 1000000" ;;
@@ -40,9 +44,9 @@ spec() {
 	drain_remote)
 		if is_rt; then echo "$LO/drain/remote|0|uint 0 1"
 		else echo "$LO/drain/remote|0|uint 0 0"; fi ;;
-	# patch_memcg: 80-memcg-*; patch_quiet: below; fault_target:
-	# 50-refuse (testing only)
-	patch_memcg | patch_quiet | fault_target) echo skip ;;
+	# patch_memcg: 80-memcg-*; patch_quiet: below; patch_lazyfree:
+	# 85-lazyfree; fault_target: 50-refuse (testing only)
+	patch_memcg | patch_quiet | patch_lazyfree | fault_target) echo skip ;;
 	*) echo unknown ;;
 	esac
 }

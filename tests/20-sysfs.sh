@@ -10,10 +10,11 @@ ensure_loaded || exit 1
 
 SUP=$(memcg_expected_supported)
 QSUP=$(quiet_expected_supported)
+LSUP=$(lazyfree_expected_supported)
 # the features a load may leave out of the patch, and whether this one did
-OPTIONAL="memcg:$SUP quiet:$QSUP"
-RW_FILES="$LO/enabled $LO/drain/enabled $LO/munlock/enabled $LO/memcg/enabled $LO/quiet/enabled"
-RO_FILES="$LO/version $LO/targets $LO/drain/supported $LO/munlock/supported $LO/memcg/supported $LO/quiet/supported $LO/quiet/cpus"
+OPTIONAL="memcg:$SUP quiet:$QSUP lazyfree:$LSUP"
+RW_FILES="$LO/enabled $LO/drain/enabled $LO/munlock/enabled $LO/memcg/enabled $LO/quiet/enabled $LO/lazyfree/enabled $LO/lazyfree/wmark_pct"
+RO_FILES="$LO/version $LO/targets $LO/drain/supported $LO/munlock/supported $LO/memcg/supported $LO/quiet/supported $LO/quiet/cpus $LO/lazyfree/supported"
 
 # ---- tree and permissions
 for f in $RW_FILES; do assert_file_mode "$f" 644; done
@@ -29,6 +30,8 @@ assert_eq "targets lists exactly the replaced functions for $(kernel_short)" \
 assert_eq "memcg/supported is $SUP on $(kernel_short)" "$SUP" "$(readval "$LO/memcg/supported")"
 assert_eq "quiet/supported is $QSUP (patch_quiet=$(cat /sys/module/lruopt/parameters/patch_quiet))" \
 	"$QSUP" "$(readval "$LO/quiet/supported")"
+assert_eq "lazyfree/supported is $LSUP (patch_lazyfree=$(cat /sys/module/lruopt/parameters/patch_lazyfree))" \
+	"$LSUP" "$(readval "$LO/lazyfree/supported")"
 assert_eq "drain/supported and munlock/supported are 1" "1 1" \
 	"$(readval "$LO/drain/supported") $(readval "$LO/munlock/supported")"
 [ "$QSUP" = 1 ] || assert_eq "quiet/cpus is empty when quiet is left out" "" "$(readval "$LO/quiet/cpus")"
@@ -44,6 +47,8 @@ assert_eq "drain/enabled defaults to 1" 1 "$(readval "$LO/drain/enabled")"
 assert_eq "munlock/enabled defaults to 1" 1 "$(readval "$LO/munlock/enabled")"
 assert_eq "memcg/enabled defaults to $SUP" "$SUP" "$(readval "$LO/memcg/enabled")"
 assert_eq "quiet/enabled defaults to $QSUP" "$QSUP" "$(readval "$LO/quiet/enabled")"
+assert_eq "lazyfree/enabled defaults to $LSUP" "$LSUP" "$(readval "$LO/lazyfree/enabled")"
+assert_eq "lazyfree/wmark_pct defaults to 100" 100 "$(readval "$LO/lazyfree/wmark_pct")"
 
 # ---- bad input
 long=$(awk 'BEGIN { while (n++ < 4096) printf "1" }')
@@ -127,7 +132,7 @@ assert_eq "master switch back on does not change drain/enabled" 0 "$(readval "$L
 kwrite "$LO/drain/enabled" 1 >/dev/null
 
 # ---- all back to defaults, livepatch untouched by all of this
-assert_eq "switches back at defaults" "1 1 1 $SUP $QSUP" \
-	"$(cat "$LO/enabled" "$LO/drain/enabled" "$LO/munlock/enabled" "$LO/memcg/enabled" "$LO/quiet/enabled" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "switches back at defaults" "1 1 1 $SUP $QSUP $LSUP" \
+	"$(cat "$LO/enabled" "$LO/drain/enabled" "$LO/munlock/enabled" "$LO/memcg/enabled" "$LO/quiet/enabled" "$LO/lazyfree/enabled" | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "the livepatch itself stays enabled" 1 "$(readval "$LP/enabled")"
 check_dmesg_clean "no kernel warnings from sysfs accesses"

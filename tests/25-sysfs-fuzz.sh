@@ -24,6 +24,7 @@ kind() {
 	drain/timeout_us) echo "uint 0 10000000" ;;
 	drain/coalesce_us) echo "uint 0 1000000" ;;
 	munlock/batch) echo "uint 1 512" ;;
+	lazyfree/wmark_pct) echo "uint 0 100000" ;;
 	drain/skip_cpus) echo "cpulist $NBITS" ;;
 	drain/remote) if is_rt; then echo "uint 0 1"; else echo "uint 0 0"; fi ;;
 	*/stats/reset) echo reset ;;

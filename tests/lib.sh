@@ -511,6 +511,8 @@ expected_targets() {
 				"lock_page_memcg memcg" "unlock_page_memcg memcg"
 		[ "$(quiet_expected_supported)" = 1 ] &&
 			quiet_targets | sed 's/$/ quiet/'
+		[ "$(lazyfree_expected_supported)" = 1 ] &&
+			printf '%s\n' "madvise_dontneed_free_valid_vma lazyfree"
 		return 0 ;;
 	*)
 		echo "unknown-kernel-$(uname -r)" ;;
@@ -560,6 +562,20 @@ quiet_expected_supported() {
 		else
 			echo 0
 		fi ;;
+	*) echo 0 ;;
+	esac
+}
+
+# lazyfree_expected_supported: lazyfree/supported after a load now: 1 iff
+# LRUOPT_KO_PARAMS says patch_lazyfree=1, or lazyfree_enabled=1 without
+# patch_lazyfree=0 (the default patch_lazyfree=auto puts the function in
+# only when the feature starts enabled, and it starts disabled:
+# lruopt_lazyfree.c lruopt_lazyfree_decide()).
+lazyfree_expected_supported() {
+	case " $LRUOPT_KO_PARAMS " in
+	*" patch_lazyfree=1 "*) echo 1 ;;
+	*" patch_lazyfree=0 "*) echo 0 ;;
+	*" lazyfree_enabled=1 "*) echo 1 ;;
 	*) echo 0 ;;
 	esac
 }
