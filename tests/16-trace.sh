@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # 16-trace: the lruopt:* tracepoints (lruopt_trace.h).
-#  - 6.12: events/lruopt/{drain,munlock_batch} exist while the module is
+#  - 6.12: events/lruopt/{drain,munlock_batch,lazyfree} exist while the module is
 #    loaded; a known mlock + munlock of 8 MiB gives munlock_batch events whose
 #    count and folio sum equal munlock/stats/batches and pages, in both
 #    directions; the module unloads with the events enabled, and the events
@@ -37,7 +37,7 @@ fi
 I=$T/instances/lruopt-16
 rmdir "$I" 2>/dev/null
 check "setup: a private tracing instance" mkdir "$I" || exit 1
-for e in drain munlock_batch; do
+for e in drain munlock_batch lazyfree; do
 	check "events/lruopt/$e exists" test -d "$I/events/lruopt/$e"
 done
 
