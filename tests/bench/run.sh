@@ -74,7 +74,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run.sh: unknown argument '$1'" >&2; usage ;;
 	esac
 done
-[ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 4)
+[ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 8)
 case $ROUNDS in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds '$ROUNDS'" >&2; exit 2 ;; esac
 case $CONFIGS in '' | *[!ABCDE]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
 
