@@ -30,10 +30,12 @@ struct lruopt_counters;
  *         livepatch relocations, the first point where unexported symbols
  *         may be read; cannot fail (init must not fail after that point)
  * @exit: free state; runs after the patch is gone
- * @decide: may be NULL; runs first at load and may clear @supported to leave
- *          the feature out of the patch (its patch_<feature> parameter,
- *          named by @patch_param, value in *@patch_mode); returns why, for
- *          the log line printed once the patch is enabled
+ * @decide: may be NULL; what patch_<feature>=auto decides (its parameter,
+ *          named by @patch_param, value in *@patch_mode; 0 and 1 need no
+ *          decision): runs first at load, only where the kernel has the
+ *          feature, and may clear @supported to leave the feature out of
+ *          the patch; returns why, for the log line printed once the patch
+ *          is enabled
  * @patch_param: with @decide: the parameter's name, "patch_<feature>"
  * @patch_mode: with @decide: the parameter (LRUOPT_PATCH_*)
  * @unsupported_why: may be NULL; why this kernel has nothing to replace

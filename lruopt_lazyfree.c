@@ -234,15 +234,6 @@ MODULE_PARM_DESC(patch_lazyfree,
  */
 static const char *lruopt_lazyfree_decide(void)
 {
-	if (!LRUOPT_HAVE_LAZYFREE)
-		return NULL;	/* unsupported_why says it */
-	switch (patch_lazyfree) {
-	case LRUOPT_PATCH_OFF:
-		lruopt_lazyfree_feature.supported = false;
-		return "requested";
-	case LRUOPT_PATCH_ON:
-		return "requested";
-	}
 	if (lruopt_lazyfree_feature.enabled)
 		return "lazyfree starts enabled";
 	lruopt_lazyfree_feature.supported = false;

@@ -145,6 +145,26 @@ static int lruopt_check_kernel(void)
 	return 0;
 }
 
+/*
+ * Whether a feature with a patch_<feature> parameter goes into the patch:
+ * 0 and 1 are the operator's choice, auto the feature's own @decide.
+ * Returns why, for the log line; NULL for a feature without the parameter
+ * or one the kernel lacks (its unsupported_why says so).
+ */
+static const char *lruopt_feature_decide(struct lruopt_feature *f)
+{
+	if (!f->decide || !f->supported)
+		return NULL;
+	switch (*f->patch_mode) {
+	case LRUOPT_PATCH_OFF:
+		f->supported = false;
+		return "requested";
+	case LRUOPT_PATCH_ON:
+		return "requested";
+	}
+	return f->decide();
+}
+
 /* The relocations are written: tell the features that care. */
 static void lruopt_features_bound(void)
 {
@@ -164,8 +184,7 @@ static int __init lruopt_init(void)
 	if (ret)
 		return ret;
 	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
-		if (lruopt_features[i]->decide)
-			why[i] = lruopt_features[i]->decide();
+		why[i] = lruopt_feature_decide(lruopt_features[i]);
 	ret = lruopt_sysfs_init(lruopt_features, ARRAY_SIZE(lruopt_features));
 	if (ret)
 		return ret;

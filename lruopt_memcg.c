@@ -238,15 +238,6 @@ MODULE_PARM_DESC(patch_memcg,
  */
 static const char *lruopt_memcg_decide(void)
 {
-	if (!LRUOPT_HAVE_MEMCG_MOVE)
-		return NULL;	/* unsupported_why says it */
-	switch (patch_memcg) {
-	case LRUOPT_PATCH_OFF:
-		lruopt_memcg_feature.supported = false;
-		return "requested";
-	case LRUOPT_PATCH_ON:
-		return "requested";
-	}
 	lruopt_memcg_feature.supported = false;
 	if (mem_cgroup_disabled())
 		return "memory controller disabled (cgroup_disable=memory)";

@@ -183,13 +183,6 @@ static const char *lruopt_quiet_decide(void)
 	bool any = false;
 	int cpu;
 
-	switch (patch_quiet) {
-	case LRUOPT_PATCH_OFF:
-		lruopt_quiet_feature.supported = false;
-		return "requested; skip_cpus: hint callers only";
-	case LRUOPT_PATCH_ON:
-		return "requested";
-	}
 	for_each_possible_cpu(cpu)
 		any |= lruopt_drain_skips(cpu) || lruopt_cpu_isolated(cpu);
 	/*

@@ -19,6 +19,9 @@
 LP=/sys/kernel/livepatch/lruopt        # livepatch core's view of the patch
 LO=/sys/kernel/lruopt                  # the module's own sysfs tree
 KO=${LRUOPT_KO:-/lruopt.ko}
+# Module parameters for every load (kernel command line lruopt.ko_params=,
+# several joined by '+'; lib-memcg.sh adds its own): space-separated here.
+LRUOPT_KO_PARAMS=$(echo "${LRUOPT_KO_PARAMS:-}" | tr '+' ' ')
 TAP_DIR=${TAP_DIR:-/tmp/tap}
 
 # Guest speed depends on how QEMU runs (see tests/vm/vmrun): with all vCPUs on
@@ -387,8 +390,9 @@ load_lruopt() {
 		echo "$KO is missing from the initramfs"
 		return 1
 	fi
-	# LRUOPT_KO_PARAMS (kernel command line lruopt.ko_params=...) adds
-	# module parameters to every load, e.g. for debugging the module.
+	# LRUOPT_KO_PARAMS (kernel command line lruopt.ko_params=..., several
+	# joined by '+') adds module parameters to every load, e.g. for
+	# debugging the module or tests/bench/demo --ko-params.
 	if ! out=$(insmod "$KO" $LRUOPT_KO_PARAMS "$@" 2>&1); then
 		echo "insmod $KO $LRUOPT_KO_PARAMS $* failed: $out"
 		dmesg | tail -n 15 | sed 's/^/  /'

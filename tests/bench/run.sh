@@ -8,7 +8,7 @@
 # so the host mode is exercised by every `make demo`.
 #
 # usage: run.sh [options]
-#   --rounds N        measured rounds (default 4, each order once; --quick: 2)
+#   --rounds N        measured rounds (default 8, each order twice; --quick: 2)
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh)
 #   --configs SET     subset of ABCDE to run (default ABC)
