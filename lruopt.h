@@ -20,8 +20,11 @@ struct lruopt_counters;
  * struct lruopt_feature - one replaced kernel hot path and its sysfs directory
  * @name: directory name under /sys/kernel/lruopt
  * @enabled: the feature switch; the hot path reads it with READ_ONCE()
- * @supported: false when the running kernel has nothing to replace
- * @funcs: the livepatch functions of this feature, terminated by { }
+ * @supported: whether the feature is in the patch, set at load: false when
+ *             the running kernel has nothing to replace (@unsupported_why)
+ *             or @decide left the feature out
+ * @funcs: the livepatch functions of this feature (LRUOPT_FUNC()),
+ *         terminated by { }
  * @attrs: feature-specific files (knobs), NULL-terminated, may be NULL
  * @counters: the feature's stats/ files, may be NULL
  * @init: allocate state; runs before the patch is enabled, so it must not
@@ -31,14 +34,14 @@ struct lruopt_counters;
  *         may be read; cannot fail (init must not fail after that point)
  * @exit: free state; runs after the patch is gone
  * @decide: may be NULL; what patch_<feature>=auto decides (its parameter,
- *          named by @patch_param, value in *@patch_mode; 0 and 1 need no
+ *          patch_<feature>, value in *@patch_mode; 0 and 1 need no
  *          decision): runs first at load, only where the kernel has the
  *          feature, and may clear @supported to leave the feature out of
  *          the patch; returns why, for the log line printed once the patch
  *          is enabled
- * @patch_param: with @decide: the parameter's name, "patch_<feature>"
- * @patch_mode: with @decide: the parameter (LRUOPT_PATCH_*)
- * @unsupported_why: may be NULL; why this kernel has nothing to replace
+ * @patch_mode: with @decide: the parameter (LRUOPT_PATCH_PARAM())
+ * @unsupported_why: NULL where the kernel has the feature; else why this
+ *                   kernel has nothing to replace
  * @changed: may be NULL; runs after any switch (the feature's, the
  *           master) was written, may sleep
  * @live: may be NULL; runs with true once the transition to the patch has
@@ -58,7 +61,6 @@ struct lruopt_feature {
 	void (*bound)(void);
 	void (*exit)(void);
 	const char *(*decide)(void);
-	const char *patch_param;
 	const int *patch_mode;
 	const char *unsupported_why;
 	void (*changed)(void);
@@ -66,6 +68,9 @@ struct lruopt_feature {
 	struct kobject *kobj;
 	bool enabled_param;
 };
+
+/* A livepatch function: lruopt_<fn>() replaces the kernel's <fn>(). */
+#define LRUOPT_FUNC(fn) { .old_name = #fn, .new_func = lruopt_##fn }
 
 extern struct lruopt_feature lruopt_drain_feature;
 extern struct lruopt_feature lruopt_munlock_feature;

@@ -600,7 +600,7 @@ static inline void lruopt_remote_unlock(local_lock_t *lock)
  */
 #if defined(LRUOPT_BTF_move_charge_struct__SIZE)
 #define LRUOPT_HAVE_MEMCG_MOVE 1
-#define LRUOPT_MEMCG_WHY ""
+#define LRUOPT_MEMCG_WHY NULL
 
 /* mm/memcontrol.c: the charge-moving context, "static struct ... mc" */
 struct lruopt_move_charge_struct {
@@ -632,7 +632,7 @@ extern struct lruopt_move_charge_struct mc;
 #if defined(LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma) && \
 	LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma
 #define LRUOPT_HAVE_LAZYFREE 1
-#define LRUOPT_LAZYFREE_WHY ""
+#define LRUOPT_LAZYFREE_WHY NULL
 #else
 #define LRUOPT_HAVE_LAZYFREE 0
 #define LRUOPT_LAZYFREE_WHY "madvise_dontneed_free_valid_vma() is missing or has another prototype (see lruopt_btf.h)"

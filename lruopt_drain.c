@@ -1136,21 +1136,14 @@ static void lruopt_drain_exit(void)
  * batches hold something (none on a quiet CPU, which has nothing batched).
  */
 static const struct klp_func drain_funcs[] = {
-	{
-		.old_name = "lru_add_drain_all",
-		.new_func = lruopt_lru_add_drain_all,
-	},
-	LRUOPT_IF_REMOTE({
-		.old_name = "lru_cache_disable",
-		.new_func = lruopt_lru_cache_disable,
-	})
+	LRUOPT_FUNC(lru_add_drain_all),
+	LRUOPT_IF_REMOTE(LRUOPT_FUNC(lru_cache_disable))
 	{ }
 };
 
 struct lruopt_feature lruopt_drain_feature = {
 	.name = "drain",
 	.enabled = true,
-	.supported = true,
 	.funcs = drain_funcs,
 	.attrs = drain_attrs,
 	.counters = &drain_stats,

@@ -211,21 +211,15 @@ static struct attribute *lazyfree_attrs[] = {
 
 #if LRUOPT_HAVE_LAZYFREE
 static const struct klp_func lazyfree_funcs[] = {
-	{
-		.old_name = "madvise_dontneed_free_valid_vma",
-		.new_func = lruopt_madvise_dontneed_free_valid_vma,
-	},
+	LRUOPT_FUNC(madvise_dontneed_free_valid_vma),
 	{ }
 };
 #else
 static const struct klp_func lazyfree_funcs[] = { { } };
 #endif
 
-static int patch_lazyfree = LRUOPT_PATCH_AUTO;
-module_param_cb(patch_lazyfree, &lruopt_patch_param_ops, &patch_lazyfree,
-		0444);
-MODULE_PARM_DESC(patch_lazyfree,
-		 "Put the MADV_FREE/MADV_DONTNEED check in the livepatch: auto (default: when lazyfree starts enabled, lazyfree_enabled=1), 1 (always), 0 (never)");
+LRUOPT_PATCH_PARAM(lazyfree,
+		   "Put the MADV_FREE/MADV_DONTNEED check in the livepatch: auto (default: when lazyfree starts enabled, lazyfree_enabled=1), 1 (always), 0 (never)");
 
 /*
  * Every MADV_FREE and MADV_DONTNEED call pays the redirection once the
@@ -243,14 +237,12 @@ static const char *lruopt_lazyfree_decide(void)
 struct lruopt_feature lruopt_lazyfree_feature = {
 	.name = "lazyfree",
 	.enabled = LRUOPT_HAVE_LAZYFREE && LAZYFREE_DEFAULT,
-	.supported = LRUOPT_HAVE_LAZYFREE,
 	.funcs = lazyfree_funcs,
 	.attrs = lazyfree_attrs,
 	.counters = &lazyfree_stats,
 	.decide = lruopt_lazyfree_decide,
-	.patch_param = "patch_lazyfree",
 	.patch_mode = &patch_lazyfree,
-	.unsupported_why = LRUOPT_HAVE_LAZYFREE ? NULL : LRUOPT_LAZYFREE_WHY,
+	.unsupported_why = LRUOPT_LAZYFREE_WHY,
 };
 
 LRUOPT_FEATURE_PARAM(lazyfree);

@@ -146,13 +146,15 @@ static int lruopt_check_kernel(void)
 }
 
 /*
- * Whether a feature with a patch_<feature> parameter goes into the patch:
- * 0 and 1 are the operator's choice, auto the feature's own @decide.
- * Returns why, for the log line; NULL for a feature without the parameter
- * or one the kernel lacks (its unsupported_why says so).
+ * Whether a feature goes into the patch: not where the kernel lacks it (its
+ * unsupported_why says why); with a patch_<feature> parameter, 0 and 1 are
+ * the operator's choice, auto the feature's own @decide.  Returns why, for
+ * the log line; NULL for a feature without the parameter or one the kernel
+ * lacks.
  */
 static const char *lruopt_feature_decide(struct lruopt_feature *f)
 {
+	f->supported = !f->unsupported_why;
 	if (!f->decide || !f->supported)
 		return NULL;
 	switch (*f->patch_mode) {
@@ -209,9 +211,8 @@ static int __init lruopt_init(void)
 			pr_info("%s: not applicable on this kernel: %s\n",
 				f->name, f->unsupported_why);
 		else if (why[i])
-			pr_info("%s: %s the patch (%s=%s): %s\n", f->name,
-				f->supported ? "in" : "left out of",
-				f->patch_param,
+			pr_info("%s: %s the patch (patch_%s=%s): %s\n", f->name,
+				f->supported ? "in" : "left out of", f->name,
 				lruopt_patch_mode_name(*f->patch_mode), why[i]);
 	}
 	pr_info("loaded %s for %s (%s line); patching started\n",

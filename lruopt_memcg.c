@@ -178,22 +178,10 @@ static void lruopt_unlock_page_memcg(struct page *page)
 }
 
 static const struct klp_func memcg_funcs[] = {
-	{
-		.old_name = "folio_memcg_lock",
-		.new_func = lruopt_folio_memcg_lock,
-	},
-	{
-		.old_name = "folio_memcg_unlock",
-		.new_func = lruopt_folio_memcg_unlock,
-	},
-	{
-		.old_name = "lock_page_memcg",
-		.new_func = lruopt_lock_page_memcg,
-	},
-	{
-		.old_name = "unlock_page_memcg",
-		.new_func = lruopt_unlock_page_memcg,
-	},
+	LRUOPT_FUNC(folio_memcg_lock),
+	LRUOPT_FUNC(folio_memcg_unlock),
+	LRUOPT_FUNC(lock_page_memcg),
+	LRUOPT_FUNC(unlock_page_memcg),
 	{ }
 };
 
@@ -212,11 +200,8 @@ static const struct klp_func memcg_funcs[] = { { } };
  * none is moving.  So "auto" leaves it out: an operator whose hosts move
  * charges (memory.move_charge_at_immigrate) opts in with patch_memcg=1.
  */
-static int patch_memcg = LRUOPT_PATCH_AUTO;
-
-module_param_cb(patch_memcg, &lruopt_patch_param_ops, &patch_memcg, 0444);
-MODULE_PARM_DESC(patch_memcg,
-		 "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: left out, it only gains where cgroup-v1 memcgs move charges), 1 (put it in: hosts that move charges), 0 (never; see docs/kernels.md)");
+LRUOPT_PATCH_PARAM(memcg,
+		   "Put the memcg page-stat lock (6.1) in the livepatch: auto (default: left out, it only gains where cgroup-v1 memcgs move charges), 1 (put it in: hosts that move charges), 0 (never; see docs/kernels.md)");
 
 /*
  * Whether the memcg functions go into the patch, and the log line that says
@@ -249,13 +234,11 @@ static const char *lruopt_memcg_decide(void)
 struct lruopt_feature lruopt_memcg_feature = {
 	.name = "memcg",
 	.enabled = LRUOPT_HAVE_MEMCG_MOVE,
-	.supported = LRUOPT_HAVE_MEMCG_MOVE,
 	.funcs = memcg_funcs,
 	.counters = &memcg_stats,
 	.decide = lruopt_memcg_decide,
-	.patch_param = "patch_memcg",
 	.patch_mode = &patch_memcg,
-	.unsupported_why = LRUOPT_HAVE_MEMCG_MOVE ? NULL : LRUOPT_MEMCG_WHY,
+	.unsupported_why = LRUOPT_MEMCG_WHY,
 };
 
 LRUOPT_FEATURE_PARAM(memcg);

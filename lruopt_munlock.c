@@ -462,17 +462,13 @@ static struct attribute *munlock_attrs[] = {
 };
 
 static const struct klp_func munlock_funcs[] = {
-	{
-		.old_name = "mlock_pte_range",
-		.new_func = lruopt_mlock_pte_range,
-	},
+	LRUOPT_FUNC(mlock_pte_range),
 	{ }
 };
 
 struct lruopt_feature lruopt_munlock_feature = {
 	.name = "munlock",
 	.enabled = true,
-	.supported = true,
 	.funcs = munlock_funcs,
 	.attrs = munlock_attrs,
 	.counters = &munlock_stats,

@@ -168,10 +168,8 @@ static struct attribute *quiet_attrs[] = {
 
 /* --------------------------------------------------- patch decision */
 
-static int patch_quiet = LRUOPT_PATCH_AUTO;
-module_param_cb(patch_quiet, &lruopt_patch_param_ops, &patch_quiet, 0444);
-MODULE_PARM_DESC(patch_quiet,
-		 "Put the LRU batch adders in the livepatch, so that quiet CPUs (drain/skip_cpus, isolated ones) keep nothing batched: auto (default: only if there are quiet CPUs at load), 1 (always), 0 (never)");
+LRUOPT_PATCH_PARAM(quiet,
+		   "Put the LRU batch adders in the livepatch, so that quiet CPUs (drain/skip_cpus, isolated ones) keep nothing batched: auto (default: only if there are quiet CPUs at load), 1 (always), 0 (never)");
 
 /*
  * Decided at load, before the patch is built: auto puts the adders in when
@@ -206,12 +204,10 @@ static const char *lruopt_quiet_decide(void)
 struct lruopt_feature lruopt_quiet_feature = {
 	.name = "quiet",
 	.enabled = true,
-	.supported = true,
 	.funcs = lruopt_quiet_funcs,
 	.attrs = quiet_attrs,
 	.counters = &quiet_stats,
 	.decide = lruopt_quiet_decide,
-	.patch_param = "patch_quiet",
 	.patch_mode = &patch_quiet,
 	.changed = lruopt_quiet_update,
 	.live = lruopt_quiet_live,

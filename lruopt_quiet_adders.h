@@ -32,7 +32,7 @@
 
 #include <linux/swap.h>
 #include <linux/vmstat.h>
-#include "lruopt_compat.h"
+#include "lruopt.h"
 
 /* mm/mlock.c: what the low pointer bits of a batched folio/page ask for */
 #define LRUOPT_MLOCK_LRU	0x1
@@ -138,9 +138,9 @@ static void lruopt_munlock_folio(struct folio *folio)
 static const struct klp_func lruopt_quiet_funcs[] = {
 	{ .old_name = "__folio_batch_add_and_move",
 	  .new_func = lruopt_folio_batch_add_and_move },
-	{ .old_name = "mlock_folio", .new_func = lruopt_mlock_folio },
-	{ .old_name = "mlock_new_folio", .new_func = lruopt_mlock_new_folio },
-	{ .old_name = "munlock_folio", .new_func = lruopt_munlock_folio },
+	LRUOPT_FUNC(mlock_folio),
+	LRUOPT_FUNC(mlock_new_folio),
+	LRUOPT_FUNC(munlock_folio),
 	{ }
 };
 
@@ -345,18 +345,15 @@ static void lruopt_munlock_page(struct page *page)
 }
 
 static const struct klp_func lruopt_quiet_funcs[] = {
-	{ .old_name = "folio_rotate_reclaimable",
-	  .new_func = lruopt_folio_rotate_reclaimable },
-	{ .old_name = "folio_activate", .new_func = lruopt_folio_activate },
-	{ .old_name = "folio_add_lru", .new_func = lruopt_folio_add_lru },
-	{ .old_name = "deactivate_file_folio",
-	  .new_func = lruopt_deactivate_file_folio },
-	{ .old_name = "deactivate_page", .new_func = lruopt_deactivate_page },
-	{ .old_name = "mark_page_lazyfree",
-	  .new_func = lruopt_mark_page_lazyfree },
-	{ .old_name = "mlock_folio", .new_func = lruopt_mlock_folio },
-	{ .old_name = "mlock_new_page", .new_func = lruopt_mlock_new_page },
-	{ .old_name = "munlock_page", .new_func = lruopt_munlock_page },
+	LRUOPT_FUNC(folio_rotate_reclaimable),
+	LRUOPT_FUNC(folio_activate),
+	LRUOPT_FUNC(folio_add_lru),
+	LRUOPT_FUNC(deactivate_file_folio),
+	LRUOPT_FUNC(deactivate_page),
+	LRUOPT_FUNC(mark_page_lazyfree),
+	LRUOPT_FUNC(mlock_folio),
+	LRUOPT_FUNC(mlock_new_page),
+	LRUOPT_FUNC(munlock_page),
 	{ }
 };
 

@@ -118,6 +118,13 @@ ssize_t lruopt_store_bool(const char *buf, size_t count, bool *var);
 enum { LRUOPT_PATCH_OFF, LRUOPT_PATCH_ON, LRUOPT_PATCH_AUTO };
 extern const struct kernel_param_ops lruopt_patch_param_ops;
 
+/* Define int patch_<feat>, default auto, and its module parameter. */
+#define LRUOPT_PATCH_PARAM(feat, desc)					\
+	static int patch_##feat = LRUOPT_PATCH_AUTO;			\
+	module_param_cb(patch_##feat, &lruopt_patch_param_ops,		\
+			&patch_##feat, 0444);				\
+	MODULE_PARM_DESC(patch_##feat, desc)
+
 extern const struct kernel_param_ops lruopt_feature_param_ops;
 
 /*
