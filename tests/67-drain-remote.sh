@@ -40,38 +40,12 @@ assert_eq "PREEMPT_RT: drain/remote is 1 by default" 1 "$(readval /sys/module/lr
 expect_write_fails "$D/remote" 2 EINVAL
 dsnap_stable all0 || fail "counters stable at start"
 
-# one_call LABEL CONFIG MODE: with 8 pages pending on CPU $K, one traced
-# call of MODE (compact|memfd) under CONFIG (remote1|remote0|stock).  Sets
-# WORKS (drain works that ran on CPU $K during the call), LRU_BEFORE and
-# LRU_AFTER (the helper's pages on an LRU).
-one_call() {
-	local lb=$1 cfg=$2 mode=$3 extra=""
-	case $cfg in
-	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
-	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
-	stock) echo 0 >"$D/enabled" ;;
-	esac
-	[ "$mode" = memfd ] && extra="-w 1"
-	# tracing first: starting it (buffer resize, reset) may drain CPU $K
-	dtrace_start || return 1
-	start_pending "$K" 8 || return 1
-	LRU_BEFORE=$(pend_lru)
-	# shellcheck disable=SC2086
-	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"
-	dtrace_stop "/tmp/trace-$lb.txt" || return 1
-	LRU_AFTER=$(pend_lru)
-	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 "$K")
-	stop_pending >/dev/null
-	echo 1 >"$D/enabled"
-	echo 1 >"$D/remote"
-}
-
 check "skip_cpus=$K" dset skip_cpus "$K"
 for mode in compact memfd; do
 	for cfg in remote1 remote0 stock; do
 		lb=p$mode$cfg
 		dsnap "$lb.0"
-		one_call "$lb" "$cfg" "$mode"
+		remote_call "$lb" "$cfg" "$mode"
 		dsnap "$lb.1"
 		diag "$mode $cfg: works on CPU $K: $WORKS; pages on LRU before $LRU_BEFORE after $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
 		assert_eq "$mode $cfg: the 8 pages are batched (off the LRU) before the call" 0 "$LRU_BEFORE"
@@ -111,14 +85,11 @@ check "skip_cpus back to empty" dset skip_cpus ""
 # ---- 2. the RT hog
 echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 check "timeout_us=2000" dset timeout_us 2000
-# an lruopt round next to the hog: full, no work on CPU 1, pages drained
+# an lruopt round next to the hog: full, no timeout, no work on CPU 1,
+# pages drained, remotely
 hog_ok() {
-	local lb=$1 r=$2
-	assert_eq "hog $mode round $r: one full drain, no partial, no timeout (full partial timeouts)" "1 0 0" \
-		"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" timeouts)"
-	assert_eq "hog $mode round $r: no drain work ran on the hogged CPU 1" 0 "$WORKS"
-	assert_eq "hog $mode round $r: the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
-	check "hog $mode round $r: CPU 1 drained remotely" test "$(sd "$lb.0" "$lb.1" remote_drains)" -ge 1
+	hog_drained "$1" "$2" timeouts
+	check "hog round $2 ($1): CPU 1 drained remotely" test "$(sd "$1.0" "$1.1" remote_drains)" -ge 1
 }
 for mode in compact memfd; do
 	hog_rounds "$mode" hog_ok

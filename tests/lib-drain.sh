@@ -401,6 +401,18 @@ hog_rounds() {
 	diag "RESULT name=rt-hog-$mode kernel=$(kernel_short) n=3 stock_median_ns=$(nth_of "$st" 2) stock_max_ns=$(nth_of "$st" max) lruopt_median_ns=$(nth_of "$lo" 2) lruopt_max_ns=$(nth_of "$lo" max)"
 }
 
+# hog_drained TAG ROUND COUNTER: what every PREEMPT_RT remote drain next to
+# the hog must give (an ASSERT of hog_rounds): one full drain, no partial
+# one and no COUNTER (timeouts, stock), no drain work on the hogged CPU 1,
+# and the hog's 8 batched pages on the LRU.
+hog_drained() {
+	local lb=$1 r=$2 c=$3
+	assert_eq "hog round $r ($lb): one full drain, no partial, no $c (full partial $c)" "1 0 0" \
+		"$(sd "$lb.0" "$lb.1" full_drains) $(sd "$lb.0" "$lb.1" partial_drains) $(sd "$lb.0" "$lb.1" "$c")"
+	assert_eq "hog round $r ($lb): no drain work ran on the hogged CPU 1" 0 "$WORKS"
+	assert_eq "hog round $r ($lb): the hog's 8 batched pages are on the LRU" 8 "$LRU_AFTER"
+}
+
 # ------------------------------------------------------------------ workloads
 
 # start_pending CPU NPAGES: drain_pending leaves NPAGES pages in CPU's LRU
@@ -450,13 +462,36 @@ pending_call() {
 	PEND_WORKS=$(($(tworks "/tmp/trace-$lb.txt" - 1 "$cpu" queue) + $(tworks "/tmp/trace-$lb.txt" - 1 "$cpu")))
 }
 
+# remote_call LABEL CONFIG MODE: with 8 pages pending on CPU $K, one traced
+# drain_call MODE (compact, memfd with its writer on CPU 1, movepages) from
+# CPU 0 under CONFIG: remote1 or remote0 (drain/remote=1 or 0) or stock
+# (drain/enabled=0); both back to 1 afterwards.  Sets WORKS (drain works
+# that ran on CPU $K during the call), LRU_BEFORE and LRU_AFTER (the
+# helper's pages on an LRU); the trace stays in /tmp/trace-LABEL.txt.
+remote_call() {
+	local lb=$1 cfg=$2 mode=$3 extra=""
+	case $cfg in
+	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
+	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
+	stock) echo 0 >"$D/enabled" ;;
+	esac
+	[ "$mode" = memfd ] && extra="-w 1"
+	# tracing first: starting it (buffer resize, reset) may drain CPU $K
+	dtrace_start || return 1
+	start_pending "$K" 8 || return 1
+	LRU_BEFORE=$(pend_lru)
+	# shellcheck disable=SC2086
+	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"
+	dtrace_stop "/tmp/trace-$lb.txt" || return 1
+	LRU_AFTER=$(pend_lru)
+	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 "$K")
+	stop_pending >/dev/null
+	echo 1 >"$D/enabled"
+	echo 1 >"$D/remote"
+}
+
 stop_pending() {
-	local rc=0
-	[ -n "${PEND_PID:-}" ] || return 0
-	bg_stop "$PEND_PID" || rc=$?
-	PEND_PID=""
-	[ $rc -eq 0 ] || echo "drain_pending exited $rc: $(cat /tmp/drain-pending.out)"
-	return $rc
+	bg_end PEND_PID drain_pending /tmp/drain-pending.out
 }
 
 # start_hog CPU [SECONDS]: rthog SCHED_FIFO on CPU.  Sets HOG_PID.
@@ -468,9 +503,7 @@ start_hog() {
 stop_hog() {
 	local rc=0
 	[ -n "${HOG_PID:-}" ] || return 0
-	bg_stop "$HOG_PID" || rc=$?
-	HOG_PID=""
-	[ $rc -eq 0 ] || echo "rthog exited $rc: $(cat /tmp/rthog.out)"
+	bg_end HOG_PID rthog /tmp/rthog.out || rc=$?
 	tail -1 /tmp/rthog.out
 	return $rc
 }

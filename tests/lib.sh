@@ -665,6 +665,19 @@ bg_stop() {
 	return $rc
 }
 
+# bg_end VAR NAME OUT: bg_stop the helper NAME whose pid bg_start put in the
+# variable VAR, if there is one, and empty VAR; when the helper failed, say
+# so with its output OUT.  Returns the helper's exit status.
+bg_end() {
+	local var=$1 name=$2 out=$3 pid rc=0
+	eval "pid=\${$var:-}"
+	[ -n "$pid" ] || return 0
+	bg_stop "$pid" || rc=$?
+	eval "$var="
+	[ $rc -eq 0 ] || echo "$name exited $rc: $(cat "$out")"
+	return $rc
+}
+
 # ------------------------------------------------------------------ workload
 
 # Runs the static workload programs in the background.  On single-threaded
