@@ -45,6 +45,22 @@ map_some() {
 	memcg_fs_teardown
 }
 
+# reset_zeroes CTR STATE MIN: with memcg/enabled=STATE, which keeps CTR
+# from growing (the background keeps mapping pages, so the other of fast
+# and stock may move), CTR held at least MIN and stats/reset zeroes it,
+# slow and retries.
+reset_zeroes() {
+	local ctr=$1 state=$2 min=$3 before after b a
+	kwrite "$LO/memcg/enabled" "$state" >/dev/null
+	before=$(mcg_ctrs)
+	b=$(echo "$before" | sed -n "s/.*$ctr=\([0-9]*\).*/\1/p")
+	mcg_reset
+	after=$(mcg_ctrs)
+	a=$(echo "$after" | sed -n "s/.*$ctr=\([0-9]*\).*/\1/p")
+	check "stats/reset zeroes $ctr (frozen while enabled=$state: $before -> $after)" \
+		sh -c "[ '${b:-0}' -ge $min ] && [ '$a' = 0 ] && echo '$after' | grep -q ' slow=0 retries=0 '"
+}
+
 if [ "$(memcg_expected_supported)" = 1 ]; then
 	assert_eq "memcg/supported is 1 on $(kernel_short)" 1 "$(readval "$LO/memcg/supported")"
 	assert_eq "memcg/enabled is 1 after load" 1 "$(readval "$LO/memcg/enabled")"
@@ -73,23 +89,10 @@ if [ "$(memcg_expected_supported)" = 1 ]; then
 	check "stock counted the lock calls while off ($c)" test "$(mcg_ctr stock)" -ge 256
 	assert_eq "fast = 0 while off" 0 "$(mcg_ctr fast)"
 	expect_write_ok "$LO/memcg/enabled" 1 1
-	# Reset while the counters are large.  Each counter is checked while
-	# the feature state freezes it: stock cannot grow while the feature is
-	# on, fast cannot grow while it is off (the background keeps mapping
-	# pages, so the other one may move during the check).
-	before=$(mcg_ctrs)
-	b=$(echo "$before" | sed -n 's/.*stock=\([0-9]*\).*/\1/p')
-	mcg_reset
-	after=$(mcg_ctrs)
-	check "stats/reset zeroes stock (frozen while on: $before -> $after)" \
-		sh -c "echo '$after' | grep -q ' slow=0 retries=0 stock=0\$' && [ '${b:-0}' -ge 256 ]"
-	kwrite "$LO/memcg/enabled" 0 >/dev/null
-	before=$(mcg_ctrs)
-	fb=$(echo "$before" | sed -n 's/.*fast=\([0-9]*\).*/\1/p')
-	mcg_reset
-	after=$(mcg_ctrs)
-	check "stats/reset zeroes fast (frozen while off: $before -> $after)" \
-		sh -c "echo '$after' | grep -q '^fast=0 slow=0 retries=0 ' && [ '${fb:-0}' -gt 0 ]"
+	# Reset while the counters are large: stock is frozen while the
+	# feature is on, fast while it is off.
+	reset_zeroes stock 1 256
+	reset_zeroes fast 0 1
 	kwrite "$LO/memcg/enabled" 1 >/dev/null
 else
 	assert_eq "memcg/supported is 0 on $(kernel_short)" 0 "$(readval "$LO/memcg/supported")"
