@@ -48,11 +48,7 @@ int main(int argc, char **argv)
 	long long t0, t, m0, u0, m1, u1;
 	long iters, i;
 
-	lt_prog = "ab_mlock";
-	if (argc != 2) {
-		fprintf(stderr, "usage: ab_mlock ITERS\n");
-		return 2;
-	}
+	lt_args("ab_mlock", argc, 1, 1, "ITERS");
 	iters = lt_arg("ITERS", argv[1], 1, 100000000);
 	lt_no_aslr(argv);
 

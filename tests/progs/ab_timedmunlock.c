@@ -32,11 +32,7 @@ int main(int argc, char **argv)
 	size_t size, i, pages;
 	unsigned char *p;
 
-	lt_prog = "ab_timedmunlock";
-	if (argc != 3) {
-		fprintf(stderr, "usage: ab_timedmunlock MIB REPS\n");
-		return 2;
-	}
+	lt_args("ab_timedmunlock", argc, 2, 2, "MIB REPS");
 	mib = lt_arg("MIB", argv[1], 1, 65536);
 	reps = lt_arg("REPS", argv[2], 1, 10000);
 	size = (size_t)mib << 20;

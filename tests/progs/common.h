@@ -84,7 +84,11 @@ static inline int lt_ncpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* Pin the calling task (and its future children) to @cpu, or die. */
+/*
+ * Pin the calling task (and its future children) to @cpu, or die; returns
+ * running there, so that what it does next (a fault, a batched folio)
+ * happens on @cpu.
+ */
 static inline void lt_pin(int cpu)
 {
 	cpu_set_t set;
@@ -93,6 +97,17 @@ static inline void lt_pin(int cpu)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		lt_die("sched_setaffinity(cpu %d)", cpu);
+	while (sched_getcpu() != cpu)
+		sched_yield();
+}
+
+/* Make the calling task SCHED_FIFO at @prio, or die. */
+static inline void lt_fifo(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		lt_die("sched_setscheduler(SCHED_FIFO %d)", prio);
 }
 
 /*
@@ -114,6 +129,20 @@ static inline void lt_no_aslr(char **argv)
 }
 
 /* ------------------------------------------------------------------ arguments */
+
+/*
+ * Name the program in messages (lt_prog) and check that it got @min to @max
+ * arguments, or exit 2 with "usage: PROG @usage".
+ */
+static inline void lt_args(const char *prog, int argc, int min, int max,
+			   const char *usage)
+{
+	lt_prog = prog;
+	if (argc - 1 < min || argc - 1 > max) {
+		fprintf(stderr, "usage: %s %s\n", prog, usage);
+		exit(2);
+	}
+}
 
 /* A bounded integer argument (min..max), or exit 2 with a usage message. */
 static inline long lt_arg(const char *what, const char *s, long min, long max)

@@ -27,24 +27,15 @@
 int main(int argc, char **argv)
 {
 	long cpu, npages, seconds, prio = 0, page = sysconf(_SC_PAGESIZE), i;
-	struct sched_param sp = { 0 };
 	unsigned char *p, *scratch;
-	cpu_set_t set;
 	double deadline;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: drain_pending CPU NPAGES SECONDS [PRIO]\n");
-		return 2;
-	}
-	cpu = strtol(argv[1], NULL, 10);
-	if (cpu < 0 || cpu >= CPU_SETSIZE) {
-		fprintf(stderr, "drain_pending: bad CPU '%s'\n", argv[1]);
-		return 2;
-	}
-	npages = parse_arg("drain_pending", "NPAGES", argv[2], 12);
-	seconds = parse_arg("drain_pending", "SECONDS", argv[3], 86400);
+	lt_args("drain_pending", argc, 3, 4, "CPU NPAGES SECONDS [PRIO]");
+	cpu = lt_arg("CPU", argv[1], 0, CPU_SETSIZE - 1);
+	npages = lt_arg("NPAGES", argv[2], 1, 12);
+	seconds = lt_arg("SECONDS", argv[3], 1, 86400);
 	if (argc == 5)
-		prio = parse_arg("drain_pending", "PRIO", argv[4], 99);
+		prio = lt_arg("PRIO", argv[4], 1, 99);
 	setup_bounded_run(seconds);
 
 	/* Everything that allocates (stdio buffers) before pinning. */
@@ -57,20 +48,10 @@ int main(int argc, char **argv)
 		perror("drain_pending: mmap");
 		return 1;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("drain_pending: sched_setaffinity");
-		return 1;
-	}
-	sp.sched_priority = prio;
-	if (prio && sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("drain_pending: sched_setscheduler");
-		return 1;
-	}
-	/* Make sure we really run there before touching anything. */
-	while (sched_getcpu() != cpu)
-		sched_yield();
+	/* Running there before touching anything. */
+	lt_pin(cpu);
+	if (prio)
+		lt_fifo(prio);
 	scratch[0] = 1;
 	if (munmap(scratch, page)) {	/* lru_add_drain() on this CPU */
 		perror("drain_pending: munmap");

@@ -115,10 +115,7 @@ int main(int argc, char **argv)
 	int start[2], errors = 0;
 	pid_t *pids;
 
-	if (argc < 4 || argc > 6) {
-		fprintf(stderr, "usage: fadvstorm NPROC ITERS DIR [KIB] [LABEL]\n");
-		return 2;
-	}
+	lt_args("fadvstorm", argc, 3, 5, "NPROC ITERS DIR [KIB] [LABEL]");
 	nproc = parse_arg("fadvstorm", "NPROC", argv[1], 256);
 	iters = parse_arg("fadvstorm", "ITERS", argv[2], 1000000);
 	dir = argv[3];

@@ -32,11 +32,7 @@ int main(int argc, char **argv)
 	char path[64];
 	int pm, kf;
 
-	lt_prog = "lrubits";
-	if (argc != 4) {
-		fprintf(stderr, "usage: lrubits PID ADDR NPAGES\n");
-		return 2;
-	}
+	lt_args("lrubits", argc, 3, 3, "PID ADDR NPAGES");
 	pid = lt_arg("PID", argv[1], 1, 1L << 22);
 	addr = strtoul(argv[2], NULL, 16);
 	npages = lt_arg("NPAGES", argv[3], 1, 1 << 20);

@@ -46,10 +46,7 @@ int main(int argc, char **argv)
 	struct stamp st;
 	int fd;
 
-	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: memcg_mapdirty FILE MIB SECONDS [SLEEP_US]\n");
-		return 2;
-	}
+	lt_args("memcg_mapdirty", argc, 3, 4, "FILE MIB SECONDS [SLEEP_US]");
 	mib = parse_arg("memcg_mapdirty", "MIB", argv[2], 1024);
 	seconds = parse_arg("memcg_mapdirty", "SECONDS", argv[3], 86400);
 	if (argc > 4)

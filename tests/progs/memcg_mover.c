@@ -48,10 +48,7 @@ int main(int argc, char **argv)
 	const char *dirs[2];
 	int exited = 0;
 
-	if (argc < 5 || argc > 6) {
-		fprintf(stderr, "usage: memcg_mover PID SECONDS CGDIR_A CGDIR_B [SLEEP_US]\n");
-		return 2;
-	}
+	lt_args("memcg_mover", argc, 4, 5, "PID SECONDS CGDIR_A CGDIR_B [SLEEP_US]");
 	pid = parse_arg("memcg_mover", "PID", argv[1], 1 << 22);
 	seconds = parse_arg("memcg_mover", "SECONDS", argv[2], 86400);
 	dirs[0] = argv[3];

@@ -21,10 +21,7 @@ int main(int argc, char **argv)
 	size_t size, i;
 	unsigned char *p;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: mlockhold MIB SECONDS\n");
-		return 2;
-	}
+	lt_args("mlockhold", argc, 2, 2, "MIB SECONDS");
 	mib = parse_arg("mlockhold", "MIB", argv[1], 1024);
 	seconds = parse_arg("mlockhold", "SECONDS", argv[2], 86400);
 	setup_bounded_run(seconds);

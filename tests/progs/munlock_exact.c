@@ -748,11 +748,7 @@ static void sc_memcg(const char *ga, const char *gb)
 
 int main(int argc, char **argv)
 {
-	lt_prog = "munlock_exact";
-	if (argc != 3) {
-		fprintf(stderr, "usage: munlock_exact SCENARIO RUNLABEL\n");
-		return 2;
-	}
+	lt_args("munlock_exact", argc, 2, 2, "SCENARIO RUNLABEL");
 	lt_no_aslr(argv);
 	scenario = argv[1];
 	runlabel = argv[2];

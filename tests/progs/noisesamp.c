@@ -47,11 +47,7 @@ int main(int argc, char **argv)
 	unsigned char *map;
 	struct rusage ru0, ru1;
 
-	lt_prog = "noisesamp";
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: noisesamp CPU SECONDS [FAULT_US]\n");
-		return 2;
-	}
+	lt_args("noisesamp", argc, 2, 3, "CPU SECONDS [FAULT_US]");
 	cpu = lt_arg("CPU", argv[1], 0, 8191);
 	seconds = lt_arg("SECONDS", argv[2], 1, 3600);
 	if (argc > 3)

@@ -26,44 +26,23 @@
 int main(int argc, char **argv)
 {
 	long cpu, seconds, prio = 50, kib = 256, page = sysconf(_SC_PAGESIZE);
-	struct sched_param sp;
 	unsigned long iters = 0;
 	double deadline;
-	cpu_set_t set;
 	size_t size, i;
 
-	if (argc < 3 || argc > 5) {
-		fprintf(stderr, "usage: rthog CPU SECONDS [PRIO] [KIB]\n");
-		return 2;
-	}
-	cpu = strtol(argv[1], NULL, 10);
-	if (cpu < 0 || cpu >= CPU_SETSIZE) {
-		fprintf(stderr, "rthog: bad CPU '%s'\n", argv[1]);
-		return 2;
-	}
-	seconds = parse_arg("rthog", "SECONDS", argv[2], 86400);
+	lt_args("rthog", argc, 2, 4, "CPU SECONDS [PRIO] [KIB]");
+	cpu = lt_arg("CPU", argv[1], 0, CPU_SETSIZE - 1);
+	seconds = lt_arg("SECONDS", argv[2], 1, 86400);
 	if (argc > 3)
-		prio = parse_arg("rthog", "PRIO", argv[3], 99);
+		prio = lt_arg("PRIO", argv[3], 1, 99);
 	if (argc > 4)
-		kib = parse_arg("rthog", "KIB", argv[4], 1 << 20);
+		kib = lt_arg("KIB", argv[4], 1, 1 << 20);
 	setup_bounded_run(seconds);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	size = (size_t)kib << 10;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("rthog: sched_setaffinity");
-		return 1;
-	}
-	memset(&sp, 0, sizeof(sp));
-	sp.sched_priority = prio;
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("rthog: sched_setscheduler");
-		return 1;
-	}
-	while (sched_getcpu() != cpu)
-		sched_yield();
+	lt_pin(cpu);
+	lt_fifo(prio);
 	printf("rthog: ready on CPU %ld, SCHED_FIFO %ld\n", cpu, prio);
 
 	deadline = now_s() + seconds;

@@ -33,18 +33,13 @@ static long long pct(long long *v, long n, int p)
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE), n = 0, over = 0, npages;
-	struct sched_param sp = { 0 };
 	struct rusage r0, r1;
 	struct timespec next;
 	long long t_end, iv, slept = 0, preempted = 0;
 	unsigned char *area;
 	int cpu, prio;
 
-	lt_prog = "rtprobe";
-	if (argc != 5) {
-		fprintf(stderr, "usage: rtprobe CPU PRIO SECONDS INTERVAL_US\n");
-		return 2;
-	}
+	lt_args("rtprobe", argc, 4, 4, "CPU PRIO SECONDS INTERVAL_US");
 	cpu = lt_arg("CPU", argv[1], 0, 4095);
 	prio = lt_arg("PRIO", argv[2], 1, 99);
 	t_end = lt_now_ns() + lt_arg("SECONDS", argv[3], 1, 3600) * 1000000000LL;
@@ -58,9 +53,7 @@ int main(int argc, char **argv)
 	if (madvise(area, npages * page, MADV_NOHUGEPAGE) && errno != EINVAL)
 		lt_die("madvise(MADV_NOHUGEPAGE)");
 	lt_pin(cpu);
-	sp.sched_priority = prio;
-	if (sched_setscheduler(0, SCHED_FIFO, &sp))
-		lt_die("sched_setscheduler(SCHED_FIFO %d)", prio);
+	lt_fifo(prio);
 	printf("ready cpu=%d prio=%d\n", cpu, prio);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &next);

@@ -27,11 +27,7 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	lt_prog = "seedrng";
-	if (argc != 2) {
-		fprintf(stderr, "usage: seedrng FILE\n");
-		return 2;
-	}
+	lt_args("seedrng", argc, 1, 1, "FILE");
 	fd = open(argv[1], O_RDONLY);
 	if (fd < 0)
 		lt_die("open %s", argv[1]);
