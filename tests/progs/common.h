@@ -166,6 +166,17 @@ static inline long parse_arg(const char *prog, const char *what, const char *s, 
 	return lt_arg(what, s, 1, max);
 }
 
+/* The madvise() advice that frees: "free" (MADV_FREE) or "dontneed", or exit 2. */
+static inline int lt_free_advice(const char *s)
+{
+	if (!strcmp(s, "free"))
+		return MADV_FREE;
+	if (!strcmp(s, "dontneed"))
+		return MADV_DONTNEED;
+	fprintf(stderr, "%s: advice '%s' is neither free nor dontneed\n", lt_prog, s);
+	exit(2);
+}
+
 /* ------------------------------------------------------------------ files */
 
 /* Read a whole (small) file into buf; returns length or -1. No stdio. */

@@ -46,16 +46,6 @@ static long long status_kb(const char *key)
 	return lt_field(buf, key);
 }
 
-static int advice(const char *s)
-{
-	if (!strcmp(s, "free"))
-		return MADV_FREE;
-	if (!strcmp(s, "dontneed"))
-		return MADV_DONTNEED;
-	fprintf(stderr, "%s: advice '%s' is neither free nor dontneed\n", lt_prog, s);
-	exit(2);
-}
-
 static const char *ret_name(int r, int e)
 {
 	if (!r)
@@ -207,10 +197,10 @@ int main(int argc, char **argv)
 	lt_prog = "lazyfree_exact";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 4 && !strcmp(argv[1], "range"))
-		return cmd_range(lt_arg("MiB", argv[2], 1, 1024), advice(argv[3]),
+		return cmd_range(lt_arg("MiB", argv[2], 1, 1024), lt_free_advice(argv[3]),
 				 argc > 4 && !strcmp(argv[4], "swap"));
 	if (argc == 3 && !strcmp(argv[1], "errno"))
-		return cmd_errno(advice(argv[2]));
+		return cmd_errno(lt_free_advice(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "uffd"))
 		return cmd_uffd(lt_arg("MiB", argv[2], 1, 1024));
 	if (argc == 4 && !strcmp(argv[1], "loop"))
