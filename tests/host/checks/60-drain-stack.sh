@@ -17,7 +17,9 @@ for k in $KERNELS; do
 		skip "$k: drain stack checks" "$b/lruopt.ko not built"
 		continue
 	fi
-	first=${first:-$k}
+	# The failing rebuild below runs on the host: a kernel whose build
+	# tree is here (a trixie-root kernel's is in its root).
+	[[ ! -d /lib/modules/$k/build ]] || first=${first:-$k}
 	missing=
 	for o in lruopt_drain lruopt_drain_sites; do
 		grep -q -- '-Werror=frame-larger-than=256' "$b/.$o.o.cmd" 2>/dev/null ||
@@ -42,7 +44,10 @@ for k in $KERNELS; do
 done
 
 # The check can fail: the same tree with a 400-byte buffer in drain_all().
-if [[ -n $first ]]; then
+if [[ -z $first ]]; then
+	skip "a drain with a 400-byte buffer fails to build" \
+		"no kernel of KERNELS has its build tree on this host"
+else
 	src=$HT/src
 	mkdir -p "$src"
 	cp -a Makefile Kbuild lruopt*.[ch] scripts "$src"/
