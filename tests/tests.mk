@@ -7,7 +7,8 @@
 # sparse, kernel-doc), tests/pkg/ (the Debian package).
 
 .PHONY: check check-bpf stress matrix demo check-rt check-deb tools style \
-	sparse w1 kerneldoc debug-kernel debug-kernel-rt
+	sparse w1 kerneldoc debug-kernel debug-kernel-rt check-trixie \
+	check-deb-trixie
 
 # The stock kernels the tests and gates use (override: KERNELS="<kver> ...").
 KERNELS = $(shell scripts/kernels)
@@ -20,9 +21,17 @@ MODULE_SRCS := $(wildcard lruopt_*.c lruopt*.h)
 CHECK_ARGS = $(if $(TESTS),--tests '$(TESTS)')
 CHECK_ENV = LRUOPT_KERNELS="$(KERNELS)"
 
+# TRIXIE=1 adds Debian 13's generic kernel (built and booted from the trixie
+# root, scripts/trixie) to make check's kernels; only make check reads it.
 check:
-	scripts/deps check
-	$(CHECK_ENV) tests/vm/check $(CHECK_ARGS)
+	scripts/deps check $(if $(filter-out 0,$(TRIXIE)),trixie)
+	LRUOPT_KERNELS="$(KERNELS)$(if $(filter-out 0,$(TRIXIE)), $$(scripts/kernels --line 6.12+deb13 --flavour generic))" \
+		tests/vm/check $(CHECK_ARGS)
+
+# make check on Debian 13's three flavours (generic, cloud, rt) only.
+check-trixie:
+	scripts/deps trixie
+	LRUOPT_KERNELS="$$(scripts/kernels --line 6.12+deb13)" tests/vm/check $(CHECK_ARGS)
 
 # The bpftrace suite (scripts/*.bt against known workloads, each kernel of
 # KERNELS, about 2 min each): kept out of make check only for its ~200 MiB
@@ -126,6 +135,13 @@ check-rt:
 # (tests/pkg/check-deb).
 check-deb:
 	tests/pkg/check-deb
+
+# The same inside the trixie root (scripts/trixie): trixie's debhelper,
+# dh-dkms, lintian and dkms, DKMS builds for its three kernel flavours.
+check-deb-trixie:
+	scripts/deps trixie
+	scripts/trixie run env LRUOPT_KERNELS="$$(scripts/kernels --line 6.12+deb13)" \
+		tests/pkg/check-deb --no-deps
 
 # A KASAN/PROVE_LOCKING/DEBUG_VM/KMEMLEAK 6.1 kernel from linux-source-6.1,
 # installed so that "make KVER=$$(tests/vm/build-debug-kernel --release)",
