@@ -4,7 +4,8 @@
 # prints this block, up to its first empty line.
 #
 #   make                      build lruopt.ko for the running kernel
-#   make KVER=<uname -r>      build for another installed kernel (or KDIR=)
+#   make KVER=<uname -r>      build for another installed kernel (or KDIR=);
+#                             Debian 13's on Debian 12: scripts/trixie make KVER=
 #   make install / uninstall  host install into /lib/modules/KVER/updates/
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
@@ -14,7 +15,10 @@
 #
 # Tests, benchmark and gates (tests/tests.mk; the kernels are those of
 # scripts/kernels unless KERNELS="<release> ..." says otherwise):
-#   make check                the test suite in QEMU (KERNELS=, TESTS=)
+#   make check                the test suite in QEMU (KERNELS=, TESTS=;
+#                             TRIXIE=1 adds Debian 13's generic kernel)
+#   make check-trixie         make check on Debian 13's three flavours, built
+#                             and booted from a trixie root (scripts/trixie)
 #   make demo [ARGS="..."]    the A/B benchmark in QEMU (default: the generic
 #                             and cloud kernels); ARGS go to tests/bench/demo
 #                             (e.g. ARGS="--rounds 10")
@@ -23,6 +27,7 @@
 #                             STRESS_CYCLES=N)
 #   make check-bpf            the bpftrace tools against known workloads
 #   make check-deb            the Debian package: build, lintian, install, purge
+#   make check-deb-trixie     the same inside the trixie root
 #   make matrix               build for every served point release, smoke-boot
 #                             the oldest and newest, print the support table
 #   make style                checkpatch --strict on the module sources
@@ -106,7 +111,8 @@ module:
 		echo "lruopt: no kernel build tree at $(KDIR)" \
 			"(linux-headers-$(KVER) is not installed)." >&2; \
 		echo "lruopt: it supports Debian 12's stock 6.1 and 6.12 kernels and" \
-			"their flavours (docs/kernels.md); installed ones it can build for:" >&2; \
+			"Debian 13's 6.12, and their flavours (docs/kernels.md; Debian 13's" \
+			"on Debian 12: scripts/trixie make KVER=...); installed ones it can build for:" >&2; \
 		n=0; for d in /lib/modules/*/build; do k=$${d#/lib/modules/}; k=$${k%/build}; \
 			[ -d $$d ] && [ -e /boot/vmlinuz-$$k ] || continue; \
 			echo "    make KVER=$$k" >&2; n=1; done; \
