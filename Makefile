@@ -186,6 +186,10 @@ DKMS_KERNELS ?= $(KVER)
 # layout check + klp-convert), for dkms-install and the Debian package alike.
 DKMS_FILES := Makefile $(SRCS)
 DKMS_SCRIPTS := scripts/btf-layout scripts/klp-convert
+# What the Debian package installs besides the DKMS source: the boot-time
+# loader, lruopt-stat, the node-exporter collector and their systemd units
+# (debian/lruopt-dkms.install).
+DEB_SCRIPTS := scripts/lruopt-load scripts/lruopt-stat scripts/lruopt-prometheus
 
 dkms-install:
 	@command -v dkms >/dev/null || { echo "lruopt: dkms is not installed:" \
@@ -221,8 +225,8 @@ DEB_STAGE := build/deb/lruopt-$(DKMS_VER)
 deb:
 	scripts/deps deb
 	rm -rf build/deb && mkdir -p $(DEB_STAGE)/scripts
-	cp -r $(DKMS_FILES) dkms.conf debian etc $(DEB_STAGE)/
-	cp $(DKMS_SCRIPTS) $(DEB_STAGE)/scripts/
+	cp -r $(DKMS_FILES) dkms.conf debian etc systemd $(DEB_STAGE)/
+	cp $(DKMS_SCRIPTS) $(DEB_SCRIPTS) $(DEB_STAGE)/scripts/
 	cd $(DEB_STAGE) && dpkg-buildpackage -b -us -uc --no-pre-clean >../build.log 2>&1 \
 		|| { tail -n 30 ../build.log >&2; exit 1; }
 	mv build/deb/lruopt-dkms_$(DKMS_VER)_all.deb build/
