@@ -163,6 +163,49 @@ bench_ext4_cleanup() {
 	return 0
 }
 
+# ------------------------------------------------------------ swap on zram
+# bench_zram MIB: a zram device of MIB MiB formatted as swap, /dev/zram0,
+# created once per boot (idempotent; zram comes from the stock kernel's
+# modules: tests/stock-modules).  Not switched on: a workload that wants
+# swap brackets its run with bench_swap_on / bench_swap_off, so that the
+# other workloads run as before, without swap.  On a host, refuses a zram
+# that this run did not load.
+bench_zram() {
+	local mib=${1:-1024} i=0
+	[ -f "$BENCH_WORKDIR/zram.ours" ] && [ -b /dev/zram0 ] && return 0
+	if [ -e /sys/block/zram0 ]; then
+		echo "bench: /dev/zram0 exists and was not created by this run; not touching it" >&2
+		return 1
+	fi
+	modprobe zram num_devices=1 >&2 || { echo "bench: modprobe zram failed" >&2; return 1; }
+	touch "$BENCH_WORKDIR/zram.ours"
+	while [ ! -b /dev/zram0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -b /dev/zram0 ] || { echo "bench: /dev/zram0 did not appear" >&2; return 1; }
+	echo "${mib}M" >/sys/block/zram0/disksize &&
+		mkswap /dev/zram0 >/dev/null 2>&1 || {
+		echo "bench: cannot make a ${mib} MiB swap on /dev/zram0" >&2
+		return 1
+	}
+}
+
+# bench_swap_on / bench_swap_off: swap on the zram device of bench_zram
+bench_swap_on() {
+	grep -q '^/dev/zram0 ' /proc/swaps || swapon /dev/zram0 || {
+		echo "bench: swapon /dev/zram0 failed" >&2
+		return 1
+	}
+}
+bench_swap_off() {
+	! grep -q '^/dev/zram0 ' /proc/swaps || swapoff /dev/zram0
+}
+
+# bench_zram_cleanup: swap off, and unload zram if this run loaded it
+bench_zram_cleanup() {
+	[ -f "$BENCH_WORKDIR/zram.ours" ] || return 0
+	bench_swap_off || return 1
+	rmmod zram && rm -f "$BENCH_WORKDIR/zram.ours"
+}
+
 # ------------------------------------------------------------ memcg (6.1)
 # The memory group the memcg workloads run in, shared by them.  Which
 # hierarchy: the default patch_memcg=auto leaves the memcg lock alone on
