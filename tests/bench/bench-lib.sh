@@ -61,8 +61,8 @@ vmstat() {
 }
 
 # ------------------------------------------------------------ the verbs
-# A workload sets WL_DESC and WL_PROGS (and WL_KERNELS, WL_TUNE if it has
-# them), defines wl_run (and wl_setup, wl_cleanup if it needs them) and
+# A workload sets WL_DESC and WL_PROGS (and WL_KERNELS, WL_TUNE,
+# WL_OPTIONAL if it has them), defines wl_run (and wl_setup, wl_cleanup if it needs them) and
 # ends with 'bench_main "$@"', which implements the contract's verbs
 # (tests/bench/README.md); setup, run and cleanup first check that the
 # programs of WL_PROGS are there.
@@ -72,6 +72,7 @@ bench_main() {
 	progs) echo "$WL_PROGS" ;;
 	kernels) [ -z "${WL_KERNELS:-}" ] || echo "$WL_KERNELS" ;;
 	tune) [ -z "${WL_TUNE:-}" ] || echo "$WL_TUNE" ;;
+	optional) [ -z "${WL_OPTIONAL:-}" ] || echo "$WL_OPTIONAL" ;;
 	setup | run | cleanup)
 		# shellcheck disable=SC2086
 		need $WL_PROGS
@@ -83,7 +84,7 @@ bench_main() {
 		fi
 		;;
 	*)
-		echo "usage: $0 describe|progs|kernels|tune|setup|run|cleanup" >&2
+		echo "usage: $0 describe|progs|kernels|tune|optional|setup|run|cleanup" >&2
 		exit 2
 		;;
 	esac
@@ -167,9 +168,10 @@ bench_ext4_cleanup() {
 # bench_zram MIB: a zram device of MIB MiB formatted as swap, /dev/zram0,
 # created once per boot (idempotent; zram comes from the stock kernel's
 # modules: tests/stock-modules).  Not switched on: a workload that wants
-# swap brackets its run with bench_swap_on / bench_swap_off, so that the
-# other workloads run as before, without swap.  On a host, refuses a zram
-# that this run did not load.
+# swap switches it on for its run (lfbomb does, with swapon(2), once it
+# holds its memory) and off with bench_swap_off, so that the other
+# workloads run as before, without swap.  On a host, refuses a zram that
+# this run did not load.
 bench_zram() {
 	local mib=${1:-1024} i=0
 	[ -f "$BENCH_WORKDIR/zram.ours" ] && [ -b /dev/zram0 ] && return 0
@@ -188,13 +190,7 @@ bench_zram() {
 	}
 }
 
-# bench_swap_on / bench_swap_off: swap on the zram device of bench_zram
-bench_swap_on() {
-	grep -q '^/dev/zram0 ' /proc/swaps || swapon /dev/zram0 || {
-		echo "bench: swapon /dev/zram0 failed" >&2
-		return 1
-	}
-}
+# bench_swap_off: swap on the zram device of bench_zram off (if on)
 bench_swap_off() {
 	! grep -q '^/dev/zram0 ' /proc/swaps || swapoff /dev/zram0
 }

@@ -10,7 +10,8 @@
 # usage: run.sh [options]
 #   --rounds N        measured rounds (default 8, each order twice; --quick: 2)
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
-#   --workloads LIST  comma-separated workload names (default: all w-*.sh)
+#   --workloads LIST  comma-separated workload names (default: all w-*.sh
+#                     but the optional ones, see tests/bench/README.md)
 #   --configs SET     subset of ABCDE to run (default ABC)
 #   --toggle          in-boot toggle mode, the same as --configs BC: lruopt
 #                     is loaded once and B/C alternate by writes to
@@ -167,6 +168,12 @@ for f in "$BENCH_DIR"/w-*.sh; do
 	w=$(basename "$f" .sh)
 	w=${w#w-}
 	selected "$w" || continue
+	# an optional workload runs only when named (--workloads)
+	why=$(wl_verb "$w" optional)
+	if [ -z "$WORKLOADS" ] && [ -n "$why" ]; then
+		echo "BENCH-SKIP workload=$w reason=\"not in the default set ($(echo "$why" | tr '"' "'")): --workloads $w\""
+		continue
+	fi
 	kpat=$(wl_verb "$w" kernels)
 	if [ -n "$kpat" ]; then
 		ok=0

@@ -4,9 +4,11 @@
 # MADV_FREE" (Minchan Kim, linux-mm, 2015): N processes each write every
 # page of their own anonymous region and madvise() it, several passes, with
 # more memory written than there is (lfbomb bomb).  Swap is a zram device,
-# on only during the run.  lfbomb first mlocks all of MemAvailable but
-# LEAVE MiB, so that the pressure does not depend on the guest's memory
-# and a run stays short: 4 x 192 MiB, 3 passes, in 384 MiB (--quick:
+# on only during the bomb.  Before each bomb: page cache dropped (in the
+# VM), then lfbomb mlocks all of MemAvailable but LEAVE MiB, with swap
+# still off, and only then switches it on: so that the pressure does not
+# depend on the guest's memory or on what the previous run left, and a
+# run stays short: 4 x 192 MiB, 3 passes, in 384 MiB (--quick:
 # 4 x 128 MiB, 2 passes, in 256 MiB).
 # Metrics: elapsed seconds, pswpin and pswpout (pages) of the MADV_FREE
 # bomb in every configuration; in A also the same bomb with MADV_DONTNEED,
@@ -17,6 +19,7 @@
 
 WL_DESC="seed MADV_FREE bomb: 4 procs x 192 MiB written+madvised 3x in 384 MiB, zram swap (A also runs MADV_DONTNEED: ref_dontneed_*)"
 WL_PROGS=lfbomb
+WL_OPTIONAL="about 9 minutes per kernel with the other lazyfree workload; meaningful with --ko-params lazyfree_enabled=1"
 
 wl_setup() {
 	bench_zram 1024 || exit 1
@@ -25,7 +28,9 @@ wl_setup() {
 # bomb ADVICE [PREFIX]: one bomb; its results, names prefixed by PREFIX
 bomb() {
 	local out
-	out=$(lfbomb bomb 4 "$(qf 128 192)" "$(qf 2 3)" "$1" "$(qf 256 384)") || {
+	bench_swap_off || exit 1
+	[ "$BENCH_HOST" = 1 ] || { sync; echo 3 >/proc/sys/vm/drop_caches; }
+	out=$(lfbomb bomb 4 "$(qf 128 192)" "$(qf 2 3)" "$1" "$(qf 256 384)" /dev/zram0) || {
 		echo "lfbomb $1 failed: $out" >&2
 		bench_swap_off
 		exit 1
@@ -37,7 +42,6 @@ bomb() {
 }
 
 wl_run() {
-	bench_swap_on || exit 1
 	if [ "$BENCH_CONFIG" != A ]; then
 		bomb free
 	elif [ $((${BENCH_ROUND:-1} % 2)) = 1 ]; then

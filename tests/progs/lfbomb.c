@@ -4,10 +4,13 @@
  * (Minchan Kim, linux-mm, 2015), and the loops that show what lazyfree
  * costs without pressure, for tests/bench/w-lazyfree-*.sh.
  *
- *   lfbomb bomb N MIB PASSES free|dontneed LEAVE_MIB
+ *   lfbomb bomb N MIB PASSES free|dontneed LEAVE_MIB [SWAPDEV]
  *	First takes all of MemAvailable but LEAVE_MIB MiB into an mlocked
  *	region of its own (so that a guest of any size is short of memory at
- *	the same working set), then forks N processes that each map MIB MiB
+ *	the same working set), then, with SWAPDEV, switches swap on there
+ *	(swapon(2); after the hold, so that taking it only drops clean page
+ *	cache and swaps nothing out: every run starts from the same state;
+ *	the caller switches it off again), then forks N processes that each map MIB MiB
  *	(no THP) and PASSES times write every page (a memset plus a per-page
  *	stamp: zram stores a page of one repeated word without compressing
  *	it, which is not what real data does) and madvise() the whole region
@@ -28,6 +31,7 @@
  */
 #include "common.h"
 #include <sys/resource.h>
+#include <sys/swap.h>
 #include <sys/wait.h>
 
 #define PAGE 4096UL
@@ -73,8 +77,8 @@ static int bomb(int argc, char **argv)
 	long long t0, t1;
 	int advice, status, failed = 0;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: lfbomb bomb N MIB PASSES free|dontneed LEAVE_MIB\n");
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr, "usage: lfbomb bomb N MIB PASSES free|dontneed LEAVE_MIB [SWAPDEV]\n");
 		return 2;
 	}
 	n = lt_arg("N", argv[2], 1, 64);
@@ -94,6 +98,8 @@ static int bomb(int argc, char **argv)
 			lt_die("mlock %zu MiB", size >> 20);
 		held = size >> 20;
 	}
+	if (argc == 8 && swapon(argv[7], 0))
+		lt_die("swapon %s", argv[7]);
 
 	in0 = lt_vmstat("pswpin");
 	out0 = lt_vmstat("pswpout");
