@@ -61,7 +61,7 @@
 #include "lruopt_trace.h"
 
 /* Whether the feature is on at load; docs/benchmarks.md has the numbers. */
-#define LAZYFREE_DEFAULT	false
+#define LAZYFREE_DEFAULT	true
 
 enum {
 	LS_CALLS, LS_FREED_NOW, LS_LAZY, LS_SKIPPED, LS_PAGES_FREED_NOW,
@@ -219,7 +219,7 @@ static const struct klp_func lazyfree_funcs[] = { { } };
 #endif
 
 LRUOPT_PATCH_PARAM(lazyfree,
-		   "Put the MADV_FREE/MADV_DONTNEED check in the livepatch: auto (default: when lazyfree starts enabled, lazyfree_enabled=1), 1 (always), 0 (never)");
+		   "Put the MADV_FREE/MADV_DONTNEED check in the livepatch: auto (default: when lazyfree starts enabled, its default; lazyfree_enabled=0 leaves it out), 1 (always), 0 (never)");
 
 /*
  * Every MADV_FREE and MADV_DONTNEED call pays the redirection once the

@@ -33,9 +33,9 @@ spec() {
 	munlock_enabled) echo "$LO/munlock/enabled|0|bool" ;;
 	memcg_enabled) echo "$LO/memcg/enabled|0|bool" ;;
 	quiet_enabled) echo "$LO/quiet/enabled|0|bool" ;;
-	# default 0: 1 is the valid non-default (patch_lazyfree=auto then
-	# puts it in the patch)
-	lazyfree_enabled) echo "$LO/lazyfree/enabled|1|bool" ;;
+	# default 1: 0 is the valid non-default (patch_lazyfree=auto then
+	# leaves it out of the patch, and the file reads 0)
+	lazyfree_enabled) echo "$LO/lazyfree/enabled|0|bool" ;;
 	lazyfree_wmark_pct) echo "$LO/lazyfree/wmark_pct|250|uint 0 100000" ;;
 	munlock_batch) echo "$LO/munlock/batch|64|uint 1 512" ;;
 	drain_timeout_us) echo "$LO/drain/timeout_us|1234|uint 0 10000000" ;;

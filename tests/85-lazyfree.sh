@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # 85-lazyfree: MADV_FREE freed at once under pressure, stock otherwise.
 #  - patch_lazyfree: bad values refused; auto puts the function in only when
-#    lazyfree starts enabled; lazyfree_enabled=1 with patch_lazyfree=0 is
-#    refused; 1 puts it in with the feature off.
+#    lazyfree starts enabled (the default; lazyfree_enabled=0 leaves it
+#    out); lazyfree_enabled=1 with patch_lazyfree=0 is refused; 1 puts it
+#    in whatever the switch says.
 #  - under pressure (wmark_pct=100000: no zone can be above 1000x its high
 #    watermark) a MADV_FREE call does what MADV_DONTNEED does to the same
 #    range: returns 0, RssAnon and VmSwap drop as much, every page reads
@@ -74,18 +75,25 @@ else
 	check "patch_lazyfree=0 lazyfree_enabled=1 is refused, dmesg says why" \
 		sh -c "dmesg | tail -n 20 | grep -q 'lazyfree_enabled=1, but lazyfree is not in the patch'"
 fi
-if check "insmod patch_lazyfree=1" load_lruopt patch_lazyfree=1; then
-	assert_eq "patch_lazyfree=1: supported 1, enabled 0 (its default)" "1 0" \
+if check "insmod patch_lazyfree=1 lazyfree_enabled=0" load_lruopt patch_lazyfree=1 lazyfree_enabled=0; then
+	assert_eq "patch_lazyfree=1 lazyfree_enabled=0: supported 1, enabled 0" "1 0" \
 		"$(readval "$LF/supported") $(readval "$LF/enabled")"
 	check "patch_lazyfree=1: madvise_dontneed_free_valid_vma is a target" \
 		grep -qx "madvise_dontneed_free_valid_vma lazyfree" "$LO/targets"
 	check "unload after patch_lazyfree=1" unload_lruopt
 fi
-if check "insmod with the defaults" load_lruopt; then
-	assert_eq "default: lazyfree left out of the patch (supported 0, enabled 0)" "0 0" \
+if check "insmod lazyfree_enabled=0" load_lruopt lazyfree_enabled=0; then
+	assert_eq "lazyfree_enabled=0: lazyfree left out of the patch (supported 0, enabled 0)" "0 0" \
 		"$(readval "$LF/supported") $(readval "$LF/enabled")"
-	check "default: dmesg says why" sh -c \
+	check "lazyfree_enabled=0: dmesg says why" sh -c \
 		"dmesg | tail -n 20 | grep -q 'lazyfree: left out of the patch (patch_lazyfree=auto): lazyfree starts disabled'"
+	check "unload after lazyfree_enabled=0" unload_lruopt
+fi
+if check "insmod with the defaults" load_lruopt; then
+	assert_eq "default: lazyfree in the patch and on (supported 1, enabled 1)" "1 1" \
+		"$(readval "$LF/supported") $(readval "$LF/enabled")"
+	check "default: dmesg says it is in the patch" sh -c \
+		"dmesg | tail -n 20 | grep -q 'lazyfree: in the patch (patch_lazyfree=auto): lazyfree starts enabled'"
 	check "unload after the defaults" unload_lruopt
 fi
 

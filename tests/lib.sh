@@ -570,17 +570,17 @@ quiet_expected_supported() {
 	esac
 }
 
-# lazyfree_expected_supported: lazyfree/supported after a load now: 1 iff
-# LRUOPT_KO_PARAMS says patch_lazyfree=1, or lazyfree_enabled=1 without
-# patch_lazyfree=0 (the default patch_lazyfree=auto puts the function in
-# only when the feature starts enabled, and it starts disabled:
+# lazyfree_expected_supported: lazyfree/supported after a load now: 1
+# unless LRUOPT_KO_PARAMS says patch_lazyfree=0, or lazyfree_enabled=0
+# without patch_lazyfree=1 (the default patch_lazyfree=auto puts the
+# function in only when the feature starts enabled, and it starts enabled:
 # lruopt_lazyfree.c lruopt_lazyfree_decide()).
 lazyfree_expected_supported() {
 	case " $LRUOPT_KO_PARAMS " in
 	*" patch_lazyfree=1 "*) echo 1 ;;
 	*" patch_lazyfree=0 "*) echo 0 ;;
-	*" lazyfree_enabled=1 "*) echo 1 ;;
-	*) echo 0 ;;
+	*" lazyfree_enabled=0 "*) echo 0 ;;
+	*) echo 1 ;;
 	esac
 }
 

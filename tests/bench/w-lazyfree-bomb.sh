@@ -19,7 +19,7 @@
 
 WL_DESC="seed MADV_FREE bomb: 4 procs x 192 MiB written+madvised 3x in 384 MiB, zram swap (A also runs MADV_DONTNEED: ref_dontneed_*)"
 WL_PROGS=lfbomb
-WL_OPTIONAL="13 minutes per kernel with lazyfree-reuse (8 rounds); measures nothing without --ko-params lazyfree_enabled=1"
+WL_OPTIONAL="13 minutes per kernel with lazyfree-reuse (8 rounds)"
 
 wl_setup() {
 	bench_zram 1024 || exit 1

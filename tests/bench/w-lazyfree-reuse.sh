@@ -17,7 +17,7 @@
 
 WL_DESC="no pressure: MADV_FREE + rewrite of 64 MiB (reuse), madvise(FREE/DONTNEED) of 4 pages (call cost)"
 WL_PROGS=lfbomb
-WL_OPTIONAL="13 minutes per kernel with lazyfree-bomb (8 rounds); measures nothing without --ko-params lazyfree_enabled=1"
+WL_OPTIONAL="13 minutes per kernel with lazyfree-bomb (8 rounds)"
 
 wl_run() {
 	out=$(lfbomb reuse "$(qf 16 64)" "$(qf 10 20)") || exit 1
