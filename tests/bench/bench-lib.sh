@@ -246,9 +246,12 @@ bench_memcg_file() {
 	sync
 }
 
-# bench_memcg_workload FILE QUICK_MIB FULL_MIB: a memcg workload's setup
-# (ext4 on brd, the group, FILE written from inside it) and cleanup
+# bench_memcg_workload FILE QUICK_MIB FULL_MIB: a memcg workload's program
+# (memcg_bench), kernel (6.1: 6.12 moves no charges), setup (ext4 on brd,
+# the group, FILE written from inside it) and cleanup
 bench_memcg_workload() {
+	WL_PROGS=memcg_bench
+	WL_KERNELS=6.1
 	BENCH_MEMCG_FILE=$1
 	BENCH_MEMCG_MIB=$(qf "$2" "$3")
 	wl_setup() {

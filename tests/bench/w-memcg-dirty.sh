@@ -12,8 +12,6 @@
 . "$(dirname "$0")/bench-lib.sh"
 
 WL_DESC="pwrite + sync_file_range dirtying loop in a cgroup-v1 memcg"
-WL_PROGS=memcg_bench
-WL_KERNELS=6.1
 
 bench_memcg_workload memcg-dirty.file 4 8
 

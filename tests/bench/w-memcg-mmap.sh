@@ -15,8 +15,6 @@
 . "$(dirname "$0")/bench-lib.sh"
 
 WL_DESC="page-cgroup-diet mmap fault->drop loop in a cgroup-v1 memcg"
-WL_PROGS=memcg_bench
-WL_KERNELS=6.1
 
 bench_memcg_workload memcg-mmap.file 16 32
 

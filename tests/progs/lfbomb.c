@@ -36,16 +36,6 @@
 
 #define PAGE 4096UL
 
-static int advice_of(const char *s)
-{
-	if (!strcmp(s, "free"))
-		return MADV_FREE;
-	if (!strcmp(s, "dontneed"))
-		return MADV_DONTNEED;
-	fprintf(stderr, "%s: advice must be free or dontneed, not '%s'\n", lt_prog, s);
-	exit(2);
-}
-
 /*
  * Write every page once, in order: a memset of the page, then a stamp that
  * makes each page distinct.  One sweep: a second sweep would swap back in
@@ -84,7 +74,7 @@ static int bomb(int argc, char **argv)
 	n = lt_arg("N", argv[2], 1, 64);
 	mib = lt_arg("MIB", argv[3], 1, 65536);
 	passes = lt_arg("PASSES", argv[4], 1, 1000);
-	advice = advice_of(argv[5]);
+	advice = lt_free_advice(argv[5]);
 	leave = lt_arg("LEAVE_MIB", argv[6], 0, 1 << 20);
 
 	avail = meminfo_kb("MemAvailable");
@@ -199,7 +189,7 @@ static int call(int argc, char **argv)
 		fprintf(stderr, "usage: lfbomb call free|dontneed PAGES ITERS\n");
 		return 2;
 	}
-	advice = advice_of(argv[2]);
+	advice = lt_free_advice(argv[2]);
 	pages = lt_arg("PAGES", argv[3], 1, 1 << 20);
 	iters = lt_arg("ITERS", argv[4], 1, 10000000);
 	t = calloc(iters, sizeof(*t));
