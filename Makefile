@@ -3,7 +3,8 @@
 # User targets of lruopt (the kbuild objects are in Kbuild).  "make help"
 # prints this block, up to its first empty line.
 #
-#   make                      build lruopt.ko for the running kernel
+#   make                      build lruopt.ko and lruopt_events.ko for the
+#                             running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=);
 #                             Debian 13's on Debian 12: scripts/trixie make KVER=
 #   make install / uninstall  host install into /lib/modules/KVER/updates/
@@ -48,7 +49,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_sysfs.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
-	lruopt_memcg.c lruopt_quiet.c lruopt_lazyfree.c lruopt_drain_sites.h \
+	lruopt_memcg.c lruopt_quiet.c lruopt_lazyfree.c lruopt_events.c lruopt_drain_sites.h \
 	lruopt_quiet_adders.h \
 	lruopt.h lruopt_sysfs.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h \
 	Kbuild
@@ -95,13 +96,18 @@ endif
 .PHONY: all module deps clean help install uninstall dkms-install dkms-remove \
 	dkms-src deb
 
+# The two modules: the livepatch and the companion that owns its trace
+# events (lruopt_events.c), loaded first.
+KOS := lruopt_events.ko lruopt.ko
+
 all: module
 ifeq ($(KVER),$(RUNNING))
-	cp $(B)/lruopt.ko lruopt.ko
-	@echo "lruopt: built $(B)/lruopt.ko, copied to ./lruopt.ko"
+	cp $(addprefix $(B)/,$(KOS)) .
+	@echo "lruopt: built $(B)/{$(subst $(space),$(comma),$(KOS))}, copied to ./;" \
+		"load with: insmod lruopt_events.ko && insmod lruopt.ko"
 else
-	@echo "lruopt: built $(B)/lruopt.ko for $(KVER)" \
-		"(./lruopt.ko is made only for the running kernel)"
+	@echo "lruopt: built $(B)/{$(subst $(space),$(comma),$(KOS))} for $(KVER)" \
+		"(./*.ko are made only for the running kernel)"
 endif
 
 # Checked before build/<kver>/ exists, so that a failed attempt leaves none.
@@ -139,7 +145,8 @@ module:
 				" is made (the headers ship no vmlinux; lruopt needs none)" }'
 	python3 scripts/klp-convert --symvers $(KDIR)/Module.symvers \
 		--ksyms $(B)/ksyms.txt --data $(KLP_DATA) \
-		--addr-ok $(subst $(space),$(comma),$(strip $(KLP_ADDR_OK))) --list $(B)/lruopt.ko
+		--addr-ok $(subst $(space),$(comma),$(strip $(KLP_ADDR_OK))) \
+		--companion $(B)/Module.symvers:lruopt_events --list $(B)/lruopt.ko
 
 $(B):
 	mkdir -p $@
@@ -148,12 +155,12 @@ deps:
 	scripts/deps
 
 clean:
-	rm -rf build lruopt.ko
+	rm -rf build $(KOS)
 
 help:
 	@sed -n '3,/^$$/{/^$$/q;s/^# \{0,1\}//;p}' Makefile
 
-# Plain host install of build/KVER/lruopt.ko into
+# Plain host install of build/KVER/{lruopt_events,lruopt}.ko into
 # /lib/modules/KVER/$(INSTALL_MOD_DIR) (default updates/, which depmod ranks
 # above the kernel's own tree), then depmod.  Not kbuild's modules_install:
 # on Debian's headers that tries to sign with the absent distribution key
@@ -165,15 +172,15 @@ MOD_DEST = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 DEPMOD = depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
 
 install: module
-	install -D -m 0644 $(B)/lruopt.ko $(MOD_DEST)/lruopt.ko
+	install -D -m 0644 -t $(MOD_DEST) $(addprefix $(B)/,$(KOS))
 ifneq ($(SIGN_KEY),)
-	$(KDIR)/scripts/sign-file sha256 $(SIGN_KEY) $(SIGN_CERT) \
-		$(MOD_DEST)/lruopt.ko
+	for m in $(KOS); do $(KDIR)/scripts/sign-file sha256 $(SIGN_KEY) \
+		$(SIGN_CERT) $(MOD_DEST)/$$m || exit 1; done
 endif
 	$(DEPMOD)
 
 uninstall:
-	rm -f $(MOD_DEST)/lruopt.ko
+	rm -f $(addprefix $(MOD_DEST)/,$(KOS))
 	$(DEPMOD)
 
 # DKMS: copy what the build needs to /usr/src/lruopt-VER (dkms.conf with

@@ -119,8 +119,6 @@ DECLARE_PER_CPU(struct lruopt_cpu_fbatches, cpu_fbatches);
 /* ------------------------------------------------------------- 6.12 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.12"
-/* Livepatch modules may have trace events since v6.3 (see lruopt_trace.h). */
-#define LRUOPT_HAVE_MODULE_TRACEPOINTS 1
 
 LRUOPT_MIRROR(cpu_fbatches, lru_activate);
 LRUOPT_MIRROR(cpu_fbatches, lock_irq);
@@ -273,8 +271,6 @@ static inline unsigned long lruopt_gen_add_mask(struct folio *folio)
 /* -------------------------------------------------------------- 6.1 ---- */
 
 #define LRUOPT_KERNEL_LINE "6.1"
-/* TAINT_LIVEPATCH is a "bad taint" for trace events here (lruopt_trace.h). */
-#define LRUOPT_HAVE_MODULE_TRACEPOINTS 0
 
 /* mm/swap.c */
 struct lruopt_lru_rotate {

@@ -290,6 +290,7 @@ struct drain_call {
 	unsigned int remote, remote_busy;
 	bool inline_drain;
 	bool serial;		/* no wait block: CPUs waited for one by one */
+	bool force_all_cpus;	/* lru_cache_disable()'s drain (the event) */
 	u64 t0;			/* first work (or remote drain) started; 0: none */
 	u64 end;		/* a hint caller's deadline, from t0; 0: none */
 	u64 wait_ns;
@@ -760,8 +761,7 @@ static __always_inline void drain_account(struct drain_call *dc,
 	drain_site_count(s, SS_CALLS, 1);
 	trace_drain(dc->ip, s.class == DC_HINT, dc->queued + dc->shared,
 		    dc->inline_drain, dc->skipped, dc->deferred, dc->remote,
-		    dc->timed_out,
-		    dc->wait_ns, res);
+		    dc->timed_out, dc->wait_ns, res, dc->force_all_cpus);
 }
 
 /*
@@ -780,7 +780,7 @@ static __always_inline void drain_account_idle(unsigned long ip,
 	lruopt_count(&drain_stats, DS_SKIPPED_EMPTY, empty);
 	drain_site_count(s, SS_CALLS, 1);
 	trace_drain(ip, s.class == DC_HINT, 0, false, 0, 0, 0, 0, 0,
-		    LRUOPT_DRAIN_FULL);
+		    LRUOPT_DRAIN_FULL, false);
 }
 
 /* Can the replacement drain at all?  If not, the stock drain runs. */
@@ -929,6 +929,7 @@ static void __maybe_unused lruopt_lru_cache_disable(void)
 {
 	struct drain_call dc = {
 		.ip = (unsigned long)__builtin_return_address(0),
+		.force_all_cpus = true,
 	};
 
 	might_sleep();

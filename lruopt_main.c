@@ -36,9 +36,6 @@
 #include <linux/slab.h>
 #include <linux/utsname.h>
 #include "lruopt_sysfs.h"
-
-/* The tracepoints' definitions live here; lruopt_trace.h says what they are. */
-#define CREATE_TRACE_POINTS
 #include "lruopt_trace.h"
 
 static struct lruopt_feature *const lruopt_features[] = {
@@ -141,6 +138,12 @@ static int lruopt_check_kernel(void)
 		       LRUOPT_BUILT_UTS_RELEASE, LRUOPT_BUILT_UTS_VERSION,
 		       running);
 		return -ENOEXEC;
+	}
+	/* The tracepoints' prototypes are ours only if the build is: */
+	if (strcmp(lruopt_events_abi, LRUOPT_EVENTS_ABI)) {
+		pr_err("refusing to load: lruopt_events is of another build (trace ABI %s, this module's %s); rmmod lruopt_events and load the pair from one build\n",
+		       lruopt_events_abi, LRUOPT_EVENTS_ABI);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -3,16 +3,20 @@
  * lruopt's tracepoints: the "lruopt" trace system.
  *
  *   lruopt:drain          one lru_add_drain_all() call that reached lruopt
- *                         (fired by drain_account(), lruopt_drain.c)
+ *                         (fired by drain_account(), lruopt_drain.c);
+ *                         force_all_cpus is 1 for lru_cache_disable()'s
+ *                         drain (PREEMPT_RT), as in the mm tree's
+ *                         mm_lru_add_drain_all(force_all_cpus)
  *   lruopt:munlock_batch  one batch of the mlock/munlock walk (one or more
  *                         lruvec lock holds, flushed together)
  *   lruopt:lazyfree       one MADV_FREE call on an anonymous range that
  *                         lazyfree weighed: freed now (and why) or lazy
  *
  * Like every kernel tracepoint they cost a patched-out jump (static key)
- * while disabled.  They are defined in lruopt_main.c (CREATE_TRACE_POINTS),
- * so the module's text holds them and they go away with it; a livepatch
- * transition never runs trace code that is not the module's own.
+ * while disabled.  They are defined in the companion module
+ * lruopt_events.ko (lruopt_events.c says why: 6.1 gives a livepatch module
+ * no trace events), the same on every kernel; lruopt.ko includes this
+ * header without CREATE_TRACE_POINTS and calls them.
  *
  * Their counts agree with the stats/ files: every munlock_batch event is one
  * of munlock/stats/batches, and its folios add up to munlock/stats/pages;
@@ -20,17 +24,13 @@
  * switches sent to the stock function have none); every lazyfree event is
  * one of lazyfree/stats/freed_now or lazy.
  *
- * 6.1 has none of them: before v6.3 (commit e7bb66f79a7b, "tracepoint: Allow
- * livepatch module add trace event") the tracing core treats TAINT_LIVEPATCH
- * as a bad taint and registers neither the tracepoints nor the events of a
- * livepatch module (it logs "module has bad taint, not creating trace
- * events" at every load instead).  There the calls compile to nothing
- * (LRUOPT_HAVE_MODULE_TRACEPOINTS, lruopt_compat.h) and the kprobe-based
- * bpftrace scripts and the stats/ files remain.
+ * The prototypes are an interface between the two modules: any change to
+ * this file changes LRUOPT_EVENTS_ABI (Kbuild), and lruopt.ko refuses an
+ * lruopt_events.ko of another build.
  */
 #ifndef _LRUOPT_TRACE_ENUMS
 #define _LRUOPT_TRACE_ENUMS
-#include "lruopt.h"
+#include <linux/types.h>
 
 /* How a drain call ended (lruopt:drain's "result"). */
 enum lruopt_drain_result {
@@ -46,28 +46,11 @@ enum lruopt_lazyfree_reason {
 	LRUOPT_LAZYFREE_RECLAIM,	/* kswapd reclaiming: freed now */
 };
 
-#if !LRUOPT_HAVE_MODULE_TRACEPOINTS
-static inline void trace_lazyfree(unsigned long start, unsigned long end,
-				  enum lruopt_lazyfree_reason reason)
-{
-}
+/* Which version of this header the events were built from (lruopt_events.c). */
+extern const char lruopt_events_abi[];
 
-static inline void trace_drain(unsigned long caller, bool hint,
-			       unsigned int queued, bool inline_drain,
-			       unsigned int skipped, unsigned int deferred,
-			       unsigned int remote, unsigned int timed_out,
-			       u64 wait_ns, enum lruopt_drain_result result)
-{
-}
-
-static inline void trace_munlock_batch(unsigned int folios,
-				       unsigned int locks, bool mlock)
-{
-}
-#endif
 #endif /* _LRUOPT_TRACE_ENUMS */
 
-#if LRUOPT_HAVE_MODULE_TRACEPOINTS
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM lruopt
 
@@ -85,9 +68,9 @@ TRACE_EVENT(drain,
 	    TP_PROTO(unsigned long caller, bool hint, unsigned int queued,
 		     bool inline_drain, unsigned int skipped, unsigned int deferred,
 		     unsigned int remote, unsigned int timed_out, u64 wait_ns,
-		     enum lruopt_drain_result result),
+		     enum lruopt_drain_result result, bool force_all_cpus),
 	    TP_ARGS(caller, hint, queued, inline_drain, skipped, deferred, remote,
-		    timed_out, wait_ns, result),
+		    timed_out, wait_ns, result, force_all_cpus),
 	    TP_STRUCT__entry(__field(unsigned long, caller)
 			     __field(u64, wait_ns)
 			     __field(unsigned int, queued)
@@ -97,7 +80,8 @@ TRACE_EVENT(drain,
 			     __field(unsigned int, timed_out)
 			     __field(unsigned int, result)
 			     __field(bool, hint)
-			     __field(bool, inline_drain)),
+			     __field(bool, inline_drain)
+			     __field(bool, force_all_cpus)),
 	    TP_fast_assign(__entry->caller = caller;
 			   __entry->wait_ns = wait_ns;
 			   __entry->queued = queued;
@@ -107,8 +91,9 @@ TRACE_EVENT(drain,
 			   __entry->timed_out = timed_out;
 			   __entry->result = result;
 			   __entry->hint = hint;
-			   __entry->inline_drain = inline_drain;),
-	    TP_printk("caller=%pS class=%s queued=%u inline=%d skipped=%u deferred=%u remote=%u timed_out=%u wait_ns=%llu result=%s",
+			   __entry->inline_drain = inline_drain;
+			   __entry->force_all_cpus = force_all_cpus;),
+	    TP_printk("caller=%pS class=%s queued=%u inline=%d skipped=%u deferred=%u remote=%u timed_out=%u wait_ns=%llu result=%s force_all_cpus=%d",
 		      (void *)__entry->caller, __entry->hint ? "hint" : "strict",
 		      __entry->queued, __entry->inline_drain, __entry->skipped,
 		      __entry->deferred, __entry->remote, __entry->timed_out,
@@ -116,7 +101,8 @@ TRACE_EVENT(drain,
 		      __print_symbolic(__entry->result,
 				       { LRUOPT_DRAIN_FULL, "full" },
 				       { LRUOPT_DRAIN_PARTIAL, "partial" },
-				       { LRUOPT_DRAIN_COALESCED, "coalesced" }))
+				       { LRUOPT_DRAIN_COALESCED, "coalesced" }),
+		      __entry->force_all_cpus)
 );
 
 TRACE_EVENT(munlock_batch,
@@ -163,4 +149,3 @@ TRACE_EVENT(lazyfree,
 #undef TRACE_INCLUDE_FILE
 #define TRACE_INCLUDE_FILE lruopt_trace
 #include <trace/define_trace.h>
-#endif /* LRUOPT_HAVE_MODULE_TRACEPOINTS */

@@ -1,38 +1,47 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# 16-trace: the lruopt:* tracepoints (lruopt_trace.h).
-#  - 6.12: events/lruopt/{drain,munlock_batch,lazyfree} exist while the module is
-#    loaded; a known mlock + munlock of 8 MiB gives munlock_batch events whose
-#    count and folio sum equal munlock/stats/batches and pages, in both
-#    directions; the module unloads with the events enabled, and the events
-#    go with it.  A strict memfd seal with pages pending on the last CPU and
-#    a hint compaction with that CPU in skip_cpus give lruopt:drain events
-#    with the right class, caller, queued/deferred/skipped and result, and
-#    over the whole traced phase the drain events add up to the counters
-#    (one event per call that reached lruopt; queued, deferred, full and
-#    partial sums equal the stats deltas).
-#  - 6.1: the kernel refuses trace events in livepatch modules (before
-#    v6.3): lruopt has none there, and loading it must not log the tracing
-#    core's "bad taint" complaint.
+# 16-trace: the lruopt:* tracepoints, owned by the companion module
+# lruopt_events.ko (lruopt_events.c), the same on 6.1 and 6.12.
+#  - Load order: lruopt.ko without the companion is refused cleanly (its
+#    unknown tracepoint symbols named in dmesg, nothing left loaded); with
+#    it, the companion is in use and cannot be removed while lruopt.ko is
+#    loaded; on 6.1 neither module draws the tracing core's "bad taint"
+#    complaint (the livepatch has no events of its own).
+#  - events/lruopt/{drain,munlock_batch,lazyfree} exist, and have the same
+#    fields on every kernel (force_all_cpus as the mm tree's
+#    mm_lru_add_drain_all); a known mlock + munlock of 8 MiB gives
+#    munlock_batch events whose count and folio sum equal
+#    munlock/stats/batches and pages, in both directions.  A strict memfd
+#    seal with pages pending on the last CPU and a hint compaction with that
+#    CPU in skip_cpus give lruopt:drain events with the right class,
+#    caller, queued/deferred/skipped, result and force_all_cpus=0, and over
+#    the whole traced phase the drain events add up to the counters (one
+#    event per call that reached lruopt; queued, deferred, full and partial
+#    sums equal the stats deltas).  On PREEMPT_RT a move_pages(2) gives
+#    lru_cache_disable()'s drain: force_all_cpus=1.
+#  - lruopt.ko unloads with the events enabled; the events stay with the
+#    companion (and fire no more), and go when it is removed.
 # lruopt-timeout: 600
 . /tests/lib.sh
 . /tests/lib-drain.sh
 dmesg_mark "16-trace"
 ensure_unloaded || exit 1
-check "setup: load lruopt" load_lruopt || exit 1
-
 T=/sys/kernel/tracing
 [ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 
-if [ "$(kernel_short)" = 6.1 ]; then
-	check_not "6.1: no lruopt trace events" test -d "$T/events/lruopt"
-	assert_eq "6.1: no 'bad taint' complaint at load" 0 \
-		"$(dmesg_since_mark | grep -c 'bad taint')"
-	skip "lruopt:* events" "not on 6.1: TAINT_LIVEPATCH is a bad taint for trace events before v6.3"
-	check "unload" unload_lruopt
-	check_dmesg_clean "no kernel warnings"
-	exit 0
-fi
+# ---- load order
+check "setup: lruopt_events unloaded" rmmod lruopt_events
+check_not "lruopt.ko without lruopt_events: refused" insmod "$KO"
+check_not "refused load: lruopt is not loaded" lruopt_loaded
+check_not "refused load: no livepatch left" test -d "$LP"
+check "refused load: dmesg names a missing tracepoint symbol" \
+	sh -c "dmesg | tail -n 40 | grep -q 'lruopt: Unknown symbol __\(tracepoint\|SC[KT]__tp_func\|traceiter\)_'"
+check "setup: load lruopt_events, then lruopt" load_lruopt || exit 1
+check_not "lruopt_events cannot be removed while lruopt is loaded" rmmod lruopt_events
+check "lruopt_events: used by lruopt (/sys/module/lruopt_events/holders/lruopt)" \
+	test -e /sys/module/lruopt_events/holders/lruopt
+assert_eq "no 'bad taint' complaint at load (6.1: a livepatch's own events would draw one)" 0 \
+	"$(dmesg_since_mark | grep -c 'bad taint')"
 
 I=$T/instances/lruopt-16
 rmdir "$I" 2>/dev/null
@@ -40,6 +49,12 @@ check "setup: a private tracing instance" mkdir "$I" || exit 1
 for e in drain munlock_batch lazyfree; do
 	check "events/lruopt/$e exists" test -d "$I/events/lruopt/$e"
 done
+# The fields, in order, the same on every kernel.
+fields() { sed -n 's/^[[:space:]]*field:[^;]* \([a-z_]*\);.*/\1/p' "$I/events/lruopt/$1/format" | grep -v '^common_' | tr '\n' ' '; }
+assert_eq "lruopt:drain fields" \
+	"caller wait_ns queued skipped deferred remote timed_out result hint inline_drain force_all_cpus " "$(fields drain)"
+assert_eq "lruopt:munlock_batch fields" "folios locks mlock " "$(fields munlock_batch)"
+assert_eq "lruopt:lazyfree fields" "start end reason " "$(fields lazyfree)"
 
 # ---- munlock_batch against the counters
 echo 1 >"$I/events/lruopt/munlock_batch/enable"
@@ -105,11 +120,34 @@ case $hint in
 *" class=hint "*" skipped=1 deferred=1 "*" result=partial"*) pass "the compaction's event: class=hint, skipped=1 deferred=1, result=partial" ;;
 *) fail "the compaction's event: class=hint, skipped=1 deferred=1, result=partial" "event: '$hint'" ;;
 esac
+assert_eq "lru_add_drain_all()'s events: force_all_cpus=0 on every one" \
+	"$(grep -c . /tmp/16-drain.txt)" "$(ev force_all_cpus | grep -cx 0)"
+
+# ---- RT: lru_cache_disable()'s drain (move_pages) is force_all_cpus=1
+if is_rt && awk '$1 == "lru_cache_disable" { n++ } END { exit !n }' "$LO/targets"; then
+	: >"$I/trace"
+	echo 1 >"$I/events/lruopt/drain/enable"
+	check "move_pages(2) runs" drain_call -c 0 movepages
+	echo 0 >"$I/events/lruopt/drain/enable"
+	grep ' drain: ' "$I/trace" >/tmp/16-drain.txt
+	check "move_pages: a drain event with force_all_cpus=1, class=strict" \
+		grep -q ' class=strict .* force_all_cpus=1$' /tmp/16-drain.txt
+else
+	skip "lru_cache_disable()'s event (force_all_cpus=1)" "replaced on PREEMPT_RT only"
+fi
 
 # ---- unload with the events enabled
 echo 1 >"$I/events/lruopt/munlock_batch/enable"
 echo 1 >"$I/events/lruopt/drain/enable"
 check "unload with the events enabled" unload_lruopt
-check_not "the events went with the module" test -d "$I/events/lruopt"
+check "the events stay with lruopt_events" test -d "$I/events/lruopt/drain"
+: >"$I/trace"
+echo 1 >/proc/sys/vm/compact_memory
+mlockhold 1 1 >/dev/null 2>&1
+assert_eq "and fire no more (a compaction and an mlock later)" 0 "$(grep -c 'drain:\|munlock_batch:' "$I/trace")"
+echo 0 >"$I/events/lruopt/munlock_batch/enable"
+echo 0 >"$I/events/lruopt/drain/enable"
+check "rmmod lruopt_events once lruopt is gone" rmmod lruopt_events
+check_not "the events went with lruopt_events" test -d "$I/events/lruopt"
 rmdir "$I"
 check_dmesg_clean "no kernel warnings"

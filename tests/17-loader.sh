@@ -6,7 +6,8 @@
 # and clears the crash-guard marker; a boot that died after writing the
 # marker (simulated: the loader is killed while modprobe hangs) makes the
 # next run skip the load and say so; --rearm loads again; a load that fails
-# cleanly reports it and leaves no marker.
+# cleanly reports it and leaves no marker.  modprobe loads the events
+# companion first, through modules.dep, as depmod records it.
 # lruopt-timeout: 600
 . /tests/lib.sh
 dmesg_mark "17-loader"
@@ -18,8 +19,12 @@ CONF=/etc/modprobe.d/lruopt.conf
 # Where modprobe finds lruopt, as after the package's DKMS install.
 mkdir -p "/lib/modules/$K/updates"
 cp "$KO" "/lib/modules/$K/updates/lruopt.ko"
+cp "$EVKO" "/lib/modules/$K/updates/lruopt_events.ko"
 cp "/lib/modules/$K/modules.dep" /tmp/modules.dep.orig
-echo "updates/lruopt.ko:" >>"/lib/modules/$K/modules.dep"
+printf '%s\n' "updates/lruopt.ko: updates/lruopt_events.ko" "updates/lruopt_events.ko:" \
+	>>"/lib/modules/$K/modules.dep"
+# As at boot: the companion is not loaded, modprobe must bring it.
+check "setup: lruopt_events unloaded" rmmod lruopt_events
 # A non-default option, to see that the loader's modprobe applies it.
 echo "options lruopt munlock_batch=64 $LRUOPT_KO_PARAMS" >"$CONF"
 rm -f "$MARKER"
@@ -44,6 +49,7 @@ loaded_ok() {
 # --- a clean boot
 run_loader
 loaded_ok "clean boot"
+check "clean boot: modprobe loaded lruopt_events first (modules.dep)" events_loaded
 case $OUT in
 *"transition complete"*) pass "clean boot: says the transition completed" ;;
 *) fail "clean boot: says the transition completed" "$OUT" ;;
@@ -112,6 +118,6 @@ esac
 check_not "refused load: lruopt is not loaded" lruopt_loaded
 check_not "refused load: no marker left" test -e "$MARKER"
 
-rm -f "$CONF" "/lib/modules/$K/updates/lruopt.ko"
+rm -f "$CONF" "/lib/modules/$K/updates/lruopt.ko" "/lib/modules/$K/updates/lruopt_events.ko"
 cp /tmp/modules.dep.orig "/lib/modules/$K/modules.dep"
 check_dmesg_clean "no kernel warnings during the loader runs"

@@ -19,6 +19,10 @@
 LP=/sys/kernel/livepatch/lruopt        # livepatch core's view of the patch
 LO=/sys/kernel/lruopt                  # the module's own sysfs tree
 KO=${LRUOPT_KO:-/lruopt.ko}
+# The companion that owns the lruopt:* trace events (lruopt_events.c):
+# lruopt.ko links against it, so it is loaded first.  run-all.sh loads it
+# before every test, so that a test's own "insmod $KO" finds it.
+EVKO=${LRUOPT_EVENTS_KO:-${KO%/*}/lruopt_events.ko}
 # Module parameters for every load (kernel command line lruopt.ko_params=,
 # several joined by '+'; lib-memcg.sh adds its own): space-separated here.
 LRUOPT_KO_PARAMS=$(echo "${LRUOPT_KO_PARAMS:-}" | tr '+' ' ')
@@ -333,6 +337,20 @@ lruopt_loaded() {
 	grep -q '^lruopt ' /proc/modules
 }
 
+events_loaded() {
+	grep -q '^lruopt_events ' /proc/modules
+}
+
+# load_events: insmod the companion unless it is loaded (no output then).
+load_events() {
+	local out
+	events_loaded && return 0
+	if ! out=$(insmod "$EVKO" 2>&1); then
+		echo "insmod $EVKO failed: $out"
+		return 1
+	fi
+}
+
 # wait_transition [TIMEOUT]: poll $LP/transition until it reads 0.  Sets
 # TRANSITION_SECS.  On timeout shows which tasks are still unpatched
 # (/proc/PID/patch_state) and their kernel stacks.
@@ -390,6 +408,7 @@ load_lruopt() {
 		echo "$KO is missing from the initramfs"
 		return 1
 	fi
+	load_events || return 1
 	# LRUOPT_KO_PARAMS (kernel command line lruopt.ko_params=..., several
 	# joined by '+') adds module parameters to every load, e.g. for
 	# debugging the module or tests/bench/demo --ko-params.

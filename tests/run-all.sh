@@ -55,6 +55,11 @@ for t in /tests/[0-9][0-9]-*.sh; do
 	echo 0 >"$TAP_DIR/file_count"
 	echo 0 >"$TAP_DIR/file_fail"
 	diag "==== $name (limit ${limit}s)"
+	# Every test starts with the events companion loaded (lib.sh: EVKO),
+	# whatever the one before did with it.
+	if [ -f "$EVKO" ] && ! out=$(load_events); then
+		diag "$out"
+	fi
 	klog "begin $name"
 	t0=$(now)
 	# busybox timeout only knows one signal; KILL, so a wedged test cannot

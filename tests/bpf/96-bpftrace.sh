@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # 96-bpftrace: the bpftrace tools of scripts/*.bt (drainers, drainlat,
-# lrulock, mlockwalk, memcglock) give the right numbers on known workloads,
+# lrulock, mlockwalk, memcglock; lruoptdrain on lruopt's lruopt:drain
+# tracepoint, 6.1 and 6.12 alike) give the right numbers on known workloads,
 # first on the stock kernel, then with lruopt loaded.
 #
 # Runs in its own image (tests/vm/bpf-initramfs: bpftrace 0.17 and its
@@ -458,9 +459,11 @@ check_memcg() {
 run_phase() {
 	local ph=$1 t ok=1 t0 tools=$TOOLS tp=0 stop="drainers drainlat lrulock mlockwalk"
 	t0=$(now)
-	# lruoptdrain.bt needs the lruopt:drain tracepoint (lruopt loaded, 6.12)
-	if [ "$ph" = lruopt ] && [ -d /sys/kernel/tracing/events/lruopt/drain ]; then
-		tp=1 tools="$tools lruoptdrain" stop="$stop lruoptdrain"
+	# lruoptdrain.bt needs the lruopt:drain tracepoint: lruopt_events,
+	# which load_lruopt loads first, has it on every kernel
+	if [ "$ph" = lruopt ]; then
+		check "$ph: the lruopt:drain tracepoint exists" test -d /sys/kernel/tracing/events/lruopt/drain &&
+			tp=1 tools="$tools lruoptdrain" stop="$stop lruoptdrain"
 	fi
 	for t in $tools; do bt_start "$t" "$ph"; done
 	for t in $tools; do
@@ -485,9 +488,7 @@ run_phase() {
 	check_drain "$ph"
 	if [ $tp = 1 ]; then
 		check_lruoptdrain "$ph"
-	elif [ "$ph" = lruopt ]; then
-		skip "$ph: lruoptdrain.bt" "no lruopt:drain tracepoint on this kernel (6.1: livepatch modules get no trace events before v6.3)"
-	else
+	elif [ "$ph" = stock ]; then
 		# Without lruopt it must refuse to start, saying why.
 		if out=$(timeout 300 bpftrace "$BTDIR/lruoptdrain.bt" 2>&1); then
 			fail "$ph: lruoptdrain.bt refuses to start without the lruopt:drain tracepoint" "it ran: $out"
@@ -540,6 +541,8 @@ thp_old=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$THP")
 echo never >"$THP"
 
 ensure_unloaded
+# The stock phase runs the stock kernel: not even the events companion.
+events_loaded && check "setup: rmmod lruopt_events for the stock phase" rmmod lruopt_events
 case " $PHASES " in *" stock "*) run_phase stock ;; esac
 
 case " $PHASES " in
