@@ -49,8 +49,21 @@ enum lruopt_lazyfree_reason {
 /* Which version of this header the events were built from (lruopt_events.c). */
 extern const char lruopt_events_abi[];
 
+/*
+ * LRUOPT_NO_TRACE (KCFLAGS=-DLRUOPT_NO_TRACE): an lruopt.ko without the
+ * trace calls, for the benchmark that measures what the disabled events
+ * cost (tests/bench: configuration F); never shipped.  lruopt_events.c
+ * ignores it: the events themselves are always defined.
+ */
+#ifdef LRUOPT_NO_TRACE
+#define trace_drain(...)		do { } while (0)
+#define trace_munlock_batch(...)	do { } while (0)
+#define trace_lazyfree(...)		do { } while (0)
+#endif
+
 #endif /* _LRUOPT_TRACE_ENUMS */
 
+#ifndef LRUOPT_NO_TRACE
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM lruopt
 
@@ -149,3 +162,4 @@ TRACE_EVENT(lazyfree,
 #undef TRACE_INCLUDE_FILE
 #define TRACE_INCLUDE_FILE lruopt_trace
 #include <trace/define_trace.h>
+#endif /* !LRUOPT_NO_TRACE */

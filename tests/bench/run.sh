@@ -12,12 +12,13 @@
 #   --quick           small sizes (the workloads' --quick sizes), 2 rounds
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh
 #                     but the optional ones, see tests/bench/README.md)
-#   --configs SET     subset of ABCDE to run (default ABC)
+#   --configs SET     subset of ABCDEF to run (default ABC)
 #   --toggle          in-boot toggle mode, the same as --configs BC: lruopt
 #                     is loaded once and B/C alternate by writes to
 #                     /sys/kernel/lruopt/enabled (no insmod/rmmod between
 #                     samples; what the older per-feature benchmarks did)
 #   --ko PATH         the module (default $LRUOPT_KO or /lruopt.ko)
+#   --ko-notrace PATH configuration F's module (default /lruopt-notrace.ko)
 #   --workdir DIR     scratch directory (default /tmp/lruopt-bench)
 #   --no-warmup       skip the unmeasured warm-up run of each workload
 #   --host            host mode: refuse to start if lruopt is loaded, never
@@ -37,10 +38,14 @@
 #      the LRU batch adders in the patch whether or not a CPU is quiet (on a
 #      boot without isolated CPUs, B leaves them out): their cost on the
 #      other CPUs, and what a quiet CPU (skip_cpus in the tune) gains
+#   F  as B, with an lruopt.ko built without its trace calls
+#      (KCFLAGS=-DLRUOPT_NO_TRACE, lruopt_trace.h): B against F is what the
+#      trace events cost while nobody traces
 # Each round runs every selected configuration once, in one of the orders
-# ABCDE, EDCBA, BDEAC, CAEDB (round r uses the ((r-1) mod 4)-th, restricted
-# to the selection: ABC, CBA, BAC, CAB by default), so each round with A, B,
-# C needs at most one load and one unload (D and E cost one more of each);
+# ABCDEF, FEDCBA, BDFEAC, CAFEDB (round r uses the ((r-1) mod 4)-th,
+# restricted to the selection: ABC, CBA, BAC, CAB by default), so each round
+# with A, B, C needs at most one load and one unload (D, E and F cost one
+# more of each);
 # the workload order rotates by one per round.
 #
 # Console output (one line each; tests/bench/bench-report parses them):
@@ -56,7 +61,7 @@
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 ROUNDS="" QUICK=0 WORKLOADS="" CONFIGS=ABC WARMUP=1 HOST=0
-KO_ARG=${LRUOPT_KO:-/lruopt.ko}
+KO_ARG=${LRUOPT_KO:-/lruopt.ko} KO_NOTRACE=/lruopt-notrace.ko
 WORKDIR=/tmp/lruopt-bench
 
 usage() { sed -n '3,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -68,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--configs) CONFIGS=$2; shift 2 ;;
 	--toggle) CONFIGS=BC; shift ;;
 	--ko) KO_ARG=$2; shift 2 ;;
+	--ko-notrace) KO_NOTRACE=$2; shift 2 ;;
 	--workdir) WORKDIR=$2; shift 2 ;;
 	--no-warmup) WARMUP=0; shift ;;
 	--host) HOST=1; shift ;;
@@ -77,7 +83,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$ROUNDS" ] || ROUNDS=$([ $QUICK = 1 ] && echo 2 || echo 8)
 case $ROUNDS in '' | *[!0-9]* | 0) echo "run.sh: bad --rounds '$ROUNDS'" >&2; exit 2 ;; esac
-case $CONFIGS in '' | *[!ABCDE]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
+case $CONFIGS in '' | *[!ABCDEF]*) echo "run.sh: bad --configs '$CONFIGS'" >&2; exit 2 ;; esac
 
 mkdir -p "$WORKDIR" || exit 2
 WORKDIR=$(cd "$WORKDIR" && pwd)
@@ -100,6 +106,9 @@ if lruopt_loaded 2>/dev/null; then
 	unload_lruopt >/dev/null || { echo "run.sh: cannot unload lruopt" >&2; exit 2; }
 fi
 [ -f "$KO" ] || { echo "run.sh: module $KO not found" >&2; exit 2; }
+case $CONFIGS in *F*)
+	[ -f "$KO_NOTRACE" ] || { echo "run.sh: configuration F's module $KO_NOTRACE not found" >&2; exit 2; } ;;
+esac
 STATE=A
 
 info() { echo "BENCH-INFO $*"; }
@@ -121,23 +130,26 @@ config_params() {
 }
 
 goto_config() {
-	local out
+	local out ko=$KO
+	[ "$1" = F ] && ko=$KO_NOTRACE
 	[ "$STATE" = "$1" ] && return 0
-	# D and E load with their own module parameters: between them and
-	# B/C the module is reloaded (through A)
-	case $STATE$1 in [BCE]D | D[BCE] | [BCD]E | E[BCD]) goto_config A || return 1 ;; esac
+	# D and E load with their own module parameters, F another module:
+	# between any of them and the others it is reloaded (through A)
+	case $STATE$1 in
+	[BCEF]D | D[BCEF] | [BCDF]E | E[BCDF] | [BCDE]F | F[BCDE]) goto_config A || return 1 ;;
+	esac
 	case $1 in
 	A)
 		out=$(unload_lruopt 2>&1) || { echo "$out" >&2; return 1; }
 		info "action=unload $(echo "$out" | sed -n 's/.*unloaded in \([0-9.]*\)s.*/secs=\1/p')"
 		;;
-	B | C | D | E)
+	B | C | D | E | F)
 		if [ "$STATE" = A ]; then
 			# shellcheck disable=SC2046
-			out=$(load_lruopt $(config_params "$1") 2>&1) ||
+			out=$(KO=$ko; load_lruopt $(config_params "$1") 2>&1) ||
 				{ echo "$out" >&2; return 1; }
 			# load_lruopt ran in a subshell: take the time from its message
-			info "action=load $(echo "$out" | sed -n 's/.*transition \([0-9.]*\)s, total \([0-9.]*\)s.*/transition_secs=\1 secs=\2/p')"
+			info "action=load config=$1 ko=$ko $(echo "$out" | sed -n 's/.*transition \([0-9.]*\)s, total \([0-9.]*\)s.*/transition_secs=\1 secs=\2/p')"
 		fi
 		write_quiet "$LO/enabled" "$([ "$1" = C ] && echo 0 || echo 1)" ||
 			{ echo "cannot write $LO/enabled" >&2; return 1; }
@@ -243,7 +255,7 @@ RUN_LIMIT=$([ "$SLOW" = 1 ] && echo 600 || echo 300)
 # run_one ROUND CONFIG W: one run; ROUND 0 = warm-up (output discarded)
 run_one() {
 	local r=$1 c=$2 w=$3 rc n msg
-	if [ "$c" = B ] || [ "$c" = E ]; then
+	if [ "$c" = B ] || [ "$c" = E ] || [ "$c" = F ]; then
 		tune_apply "$w"
 		for f in "$LO"/*/stats/reset; do write_quiet "$f" 0; done
 	fi
@@ -251,7 +263,7 @@ run_one() {
 		timeout -s KILL "$RUN_LIMIT" sh "$BENCH_DIR/w-$w.sh" run \
 		>"$WORKDIR/run.out" 2>"$WORKDIR/run.err"
 	rc=$?
-	if [ "$c" = B ] || [ "$c" = E ]; then
+	if [ "$c" = B ] || [ "$c" = E ] || [ "$c" = F ]; then
 		tune_restore
 		# what lruopt did during the run (diagnostics, not samples)
 		[ "$r" = 0 ] || for d in "$LO"/*/stats; do
@@ -287,7 +299,7 @@ fi
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	case $(((r - 1) % 4)) in
-	0) order=ABCDE ;; 1) order=EDCBA ;; 2) order=BDEAC ;; 3) order=CAEDB ;;
+	0) order=ABCDEF ;; 1) order=FEDCBA ;; 2) order=BDFEAC ;; 3) order=CAFEDB ;;
 	esac
 	# keep only the configured configurations, in this round's order
 	order=$(echo "$order" | tr -cd "$CONFIGS")
