@@ -4,7 +4,7 @@
 # item 2), and binds a name only a module exports to vmlinux.  Each crafted
 # object is a tiny livepatch module: one new function in a struct klp_func
 # table, calling secret_fn(), which vmlinux does not export but its BTF
-# knows (the ksyms list).
+# knows (the ksyms list).  --companion: the trace-event module's exports.
 . tests/host/lib.sh
 
 printf 'F secret_fn\nF other_fn\nV secret_var\n' >"$HT/ksyms"
@@ -97,3 +97,37 @@ expect_fail "a module-only export unknown to vmlinux's BTF is refused" \
 	'"secret_fn" is neither exported nor known to the target kernel' \
 	python3 scripts/klp-convert --symvers "$HT/module.symvers" \
 	--ksyms "$HT/ksyms-nosecret" "$HT/modexp.o" "$HT/x.o"
+
+# --companion: the one other module whose exports are left to the module
+# loader (lruopt_events, the trace events), named by the build's own
+# Module.symvers; a third module's export is still not a binding.
+host_cc "$HT/comp.o" <<C
+$BASE
+void ev_fn(void);
+void third_fn(void);
+int new_fn2(int x) { ev_fn(); return x; }
+C
+printf '0x1\tev_fn\t/b/6.1/lruopt_events\tEXPORT_SYMBOL_GPL\t\n0x2\tthird_fn\t/b/6.1/othermod\tEXPORT_SYMBOL_GPL\t\n' \
+	>"$HT/build.symvers"
+printf 'F secret_fn\n' >"$HT/ksyms-comp"
+out=$(python3 scripts/klp-convert --symvers "$HT/vmlinux.symvers" --ksyms "$HT/ksyms-comp" \
+	--companion "$HT/build.symvers:lruopt_events" --list "$HT/comp.o" "$HT/comp.klp.o" 2>&1)
+if grep -qE 'KLP +secret_fn +call' <<<"$out" && ! grep -q ev_fn <<<"$out"; then
+	ok "--companion: the companion's export is left to the module loader"
+else
+	not_ok "--companion: the companion's export is left to the module loader"
+	diag "$out"
+fi
+host_cc "$HT/third.o" <<C
+$BASE
+void third_fn(void);
+int new_fn2(int x) { third_fn(); return x; }
+C
+expect_fail "--companion: another module's export in the same file is refused" \
+	'"third_fn" is neither exported nor known to the target kernel' \
+	python3 scripts/klp-convert --symvers "$HT/vmlinux.symvers" --ksyms "$HT/ksyms-comp" \
+	--companion "$HT/build.symvers:lruopt_events" "$HT/third.o" "$HT/x.o"
+expect_fail "--companion: a companion that exports nothing is an error" \
+	'exports nothing from module lruopt_event$' \
+	python3 scripts/klp-convert --symvers "$HT/vmlinux.symvers" --ksyms "$HT/ksyms-comp" \
+	--companion "$HT/build.symvers:lruopt_event" "$HT/comp.o" "$HT/x.o"
