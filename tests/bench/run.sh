@@ -110,6 +110,14 @@ case $CONFIGS in *F*)
 	[ -f "$KO_NOTRACE" ] || { echo "run.sh: configuration F's module $KO_NOTRACE not found" >&2; exit 2; } ;;
 esac
 STATE=A
+# The events companion stays loaded between configurations (it runs no
+# code); a host gets back what it had.
+EV0=0
+events_loaded && EV0=1
+events_restore() {
+	[ $HOST = 1 ] && [ $EV0 = 0 ] && events_loaded && rmmod lruopt_events
+	return 0
+}
 
 info() { echo "BENCH-INFO $*"; }
 
@@ -243,6 +251,7 @@ on_signal() {
 	kill_leftovers
 	tune_restore
 	goto_config A >/dev/null 2>&1
+	events_restore
 	for w in $WL; do wl_verb "$w" cleanup >/dev/null; done
 	drain_trace_cleanup
 	exit 130
@@ -330,6 +339,7 @@ while [ $r -le "$ROUNDS" ]; do
 done
 
 goto_config A || ERRORS=$((ERRORS + 1))
+events_restore
 for w in $WL; do
 	wl_verb "$w" cleanup >/dev/null
 done
