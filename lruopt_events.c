@@ -58,3 +58,5 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("lruopt developers");
 MODULE_DESCRIPTION("Trace events of the lruopt livepatch (lruopt:*), on every kernel");
 MODULE_VERSION(LRUOPT_VERSION);
+/* modinfo -F trace_abi: equal for the two modules of one build */
+MODULE_INFO(trace_abi, LRUOPT_EVENTS_ABI);

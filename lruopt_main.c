@@ -248,4 +248,6 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("lruopt developers");
 MODULE_DESCRIPTION("Livepatch: batched, pending-aware LRU drain, munlock walk and memcg page-stat lock");
 MODULE_VERSION(LRUOPT_VERSION);
+/* modinfo -F trace_abi: the lruopt_events.ko this module loads next to */
+MODULE_INFO(trace_abi, LRUOPT_EVENTS_ABI);
 MODULE_INFO(livepatch, "Y");

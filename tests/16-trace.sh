@@ -3,8 +3,10 @@
 # 16-trace: the lruopt:* tracepoints, owned by the companion module
 # lruopt_events.ko (lruopt_events.c), the same on 6.1 and 6.12.
 #  - Load order: lruopt.ko without the companion is refused cleanly (its
-#    unknown tracepoint symbols named in dmesg, nothing left loaded); with
-#    it, the companion is in use and cannot be removed while lruopt.ko is
+#    unknown tracepoint symbols named in dmesg, nothing left loaded), and so
+#    is it next to a companion of another build (another trace ABI: EINVAL,
+#    one dmesg line); with the right one, the companion is in use and
+#    cannot be removed while lruopt.ko is
 #    loaded; on 6.1 neither module draws the tracing core's "bad taint"
 #    complaint (the livepatch has no events of its own).
 #  - events/lruopt/{drain,munlock_batch,lazyfree} exist, and have the same
@@ -36,6 +38,17 @@ check_not "refused load: lruopt is not loaded" lruopt_loaded
 check_not "refused load: no livepatch left" test -d "$LP"
 check "refused load: dmesg names a missing tracepoint symbol" \
 	sh -c "dmesg | tail -n 40 | grep -q 'lruopt: Unknown symbol __\(tracepoint\|SC[KT]__tp_func\|traceiter\)_'"
+# An lruopt_events.ko of another build: its trace ABI string replaced
+abi=$(strings "$KO" | sed -n 's/^trace_abi=//p' | head -n 1)
+check "lruopt.ko names its trace ABI (modinfo trace_abi): '$abi'" test ${#abi} -eq 16
+check "setup: a companion of another build" binsub "$EVKO" /tmp/16-foreign.ko "$abi" 0123456789abcdef
+check "setup: insmod it" insmod /tmp/16-foreign.ko
+check_not "lruopt.ko next to another build's companion: refused" insmod "$KO"
+check_not "refused load: lruopt is not loaded" lruopt_loaded
+check "refused load: one dmesg line says why" \
+	sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI 0123456789abcdef, this module.s $abi)'"
+check "setup: rmmod the other build's companion" rmmod lruopt_events
+rm -f /tmp/16-foreign.ko
 check "setup: load lruopt_events, then lruopt" load_lruopt || exit 1
 check_not "lruopt_events cannot be removed while lruopt is loaded" rmmod lruopt_events
 check "lruopt_events: used by lruopt (/sys/module/lruopt_events/holders/lruopt)" \
@@ -125,9 +138,14 @@ assert_eq "lru_add_drain_all()'s events: force_all_cpus=0 on every one" \
 
 # ---- RT: lru_cache_disable()'s drain (move_pages) is force_all_cpus=1
 if is_rt && awk '$1 == "lru_cache_disable" { n++ } END { exit !n }' "$LO/targets"; then
+	# remote drains (the RT default; drain_defaults above turned them off
+	# for the queued-work checks) are what takes lruopt's path
+	check "drain/remote=1" dset remote 1
 	: >"$I/trace"
 	echo 1 >"$I/events/lruopt/drain/enable"
+	echo 1 >"$I/tracing_on"
 	check "move_pages(2) runs" drain_call -c 0 movepages
+	echo 0 >"$I/tracing_on"
 	echo 0 >"$I/events/lruopt/drain/enable"
 	grep ' drain: ' "$I/trace" >/tmp/16-drain.txt
 	check "move_pages: a drain event with force_all_cpus=1, class=strict" \
