@@ -106,6 +106,21 @@ case $OUT in
 esac
 check "setup: unload lruopt" unload_lruopt
 
+# --- an unused companion of another build left loaded (as after a
+# package upgrade): the loader removes it and modprobe loads the pair.
+abi=$(strings "$KO" | sed -n 's/^trace_abi=//p' | head -n 1)
+binsub "$EVKO" /tmp/17-foreign.ko "$abi" 0123456789abcdef >/dev/null
+rmmod lruopt_events
+check "setup: an unused lruopt_events of another build is loaded" insmod /tmp/17-foreign.ko
+run_loader
+loaded_ok "after an upgrade"
+case $OUT in
+*"removed the unused lruopt_events"*) pass "after an upgrade: says it removed the old companion" ;;
+*) fail "after an upgrade: says it removed the old companion" "$OUT" ;;
+esac
+check "setup: unload lruopt" unload_lruopt
+rm -f /tmp/17-foreign.ko
+
 # --- a load that fails cleanly (a bad option: EINVAL) is reported and
 # leaves no marker: the machine survived it.
 echo "options lruopt munlock_batch=9999" >"$CONF"
