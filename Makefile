@@ -194,9 +194,10 @@ DKMS_KERNELS ?= $(KVER)
 DKMS_FILES := Makefile $(SRCS)
 DKMS_SCRIPTS := scripts/btf-layout scripts/klp-convert
 # What the Debian package installs besides the DKMS source: the boot-time
-# loader, lruopt-stat, the node-exporter collector and their systemd units
-# (debian/lruopt-dkms.install).
-DEB_SCRIPTS := scripts/lruopt-load scripts/lruopt-stat scripts/lruopt-prometheus
+# loader, lruopt-stat, the node-exporter collector, the awk library the last
+# two share and their systemd units (debian/lruopt-dkms.install).
+DEB_SCRIPTS := scripts/lruopt-load scripts/lruopt-stat scripts/lruopt-prometheus \
+	scripts/lruopt-lib.awk
 
 dkms-install:
 	@command -v dkms >/dev/null || { echo "lruopt: dkms is not installed:" \
