@@ -44,9 +44,7 @@ check "skip_cpus=$K" dset skip_cpus "$K"
 for mode in compact memfd; do
 	for cfg in remote1 remote0 stock; do
 		lb=p$mode$cfg
-		dsnap "$lb.0"
 		remote_call "$lb" "$cfg" "$mode"
-		dsnap "$lb.1"
 		diag "$mode $cfg: works on CPU $K: $WORKS; pages on LRU before $LRU_BEFORE after $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
 		assert_eq "$mode $cfg: the 8 pages are batched (off the LRU) before the call" 0 "$LRU_BEFORE"
 		case $mode/$cfg in

@@ -51,10 +51,8 @@ check "skip_cpus=$K" dset skip_cpus "$K"
 for r in 1 2; do
 	for cfg in remote1 remote0 stock; do
 		lb=c$r$cfg
-		dsnap "$lb.0"
 		remote_call "$lb" "$cfg" movepages
 		STOCK_WORKS=$(tcount "/tmp/trace-$lb.txt" "$lb" 1 exec lru_add_drain_per_cpu "$K")
-		dsnap "$lb.1"
 		diag "$cfg round $r: works on CPU $K: $WORKS; pages on LRU before $LRU_BEFORE after $LRU_AFTER; $(show_snap_delta "$lb.0" "$lb.1")"
 		assert_eq "$cfg round $r: the helper's 8 pages are batched before the call (lru_disable_count is 0)" 0 "$LRU_BEFORE"
 		assert_eq "$cfg round $r: all 8 pages on the LRU when move_pages returns" 8 "$LRU_AFTER"

@@ -465,23 +465,41 @@ pending_call() {
 # remote_call LABEL CONFIG MODE: with 8 pages pending on CPU $K, one traced
 # drain_call MODE (compact, memfd with its writer on CPU 1, movepages) from
 # CPU 0 under CONFIG: remote1 or remote0 (drain/remote=1 or 0) or stock
-# (drain/enabled=0); both back to 1 afterwards.  Sets WORKS (drain works
-# that ran on CPU $K during the call), LRU_BEFORE and LRU_AFTER (the
-# helper's pages on an LRU); the trace stays in /tmp/trace-LABEL.txt.
+# (drain/enabled=0); both back to 1 afterwards.  Counter snapshots
+# LABEL.0 / LABEL.1 right around the call.  Sets WORKS (drain works that
+# ran on CPU $K during the call), LRU_BEFORE and LRU_AFTER (the helper's
+# pages on an LRU); the trace stays in /tmp/trace-LABEL.txt.
+#
+# The call is only a test with the 8 pages still in CPU $K's batch, and
+# anything else that runs there may take them out first: kcompactd's
+# lru_add_drain(), an exiting task's, or adds that fill the batch (15 on
+# 6.1) and so move it whole.  So the set-up is tried up to 3 times, the
+# snapshot LABEL.0 taken only once the pages are seen batched, and
+# LRU_BEFORE (the last try's) stays for the caller to assert: 3 tries in
+# a row that lose the batch are a failure, not noise.
 remote_call() {
-	local lb=$1 cfg=$2 mode=$3 extra=""
+	local lb=$1 cfg=$2 mode=$3 extra="" try
 	case $cfg in
 	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
 	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
 	stock) echo 0 >"$D/enabled" ;;
 	esac
 	[ "$mode" = memfd ] && extra="-w 1"
-	# tracing first: starting it (buffer resize, reset) may drain CPU $K
-	dtrace_start || return 1
-	start_pending "$K" 8 || return 1
-	LRU_BEFORE=$(pend_lru)
+	for try in 1 2 3; do
+		# tracing first: starting it (buffer resize, reset) may drain CPU $K
+		dtrace_start || return 1
+		start_pending "$K" 8 || return 1
+		LRU_BEFORE=$(pend_lru)
+		[ "$LRU_BEFORE" = 0 ] && break
+		diag "$lb: set-up $try: $LRU_BEFORE of the 8 pages left CPU $K's batch before the call"
+		[ "$try" = 3 ] && break
+		stop_pending >/dev/null
+		dtrace_stop /dev/null || return 1
+	done
+	dsnap "$lb.0"
 	# shellcheck disable=SC2086
 	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"
+	dsnap "$lb.1"
 	dtrace_stop "/tmp/trace-$lb.txt" || return 1
 	LRU_AFTER=$(pend_lru)
 	WORKS=$(tworks "/tmp/trace-$lb.txt" "$lb" 1 "$K")
