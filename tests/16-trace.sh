@@ -39,14 +39,14 @@ check_not "refused load: no livepatch left" test -d "$LP"
 check "refused load: dmesg names a missing tracepoint symbol" \
 	sh -c "dmesg | tail -n 40 | grep -q 'lruopt: Unknown symbol __\(tracepoint\|SC[KT]__tp_func\|traceiter\)_'"
 # An lruopt_events.ko of another build: its trace ABI string replaced
-abi=$(strings "$KO" | sed -n 's/^trace_abi=//p' | head -n 1)
+abi=$(trace_abi)
 check "lruopt.ko names its trace ABI (modinfo trace_abi): '$abi'" test ${#abi} -eq 16
-check "setup: a companion of another build" binsub "$EVKO" /tmp/16-foreign.ko "$abi" 0123456789abcdef
+check "setup: a companion of another build" foreign_events /tmp/16-foreign.ko
 check "setup: insmod it" insmod /tmp/16-foreign.ko
 check_not "lruopt.ko next to another build's companion: refused" insmod "$KO"
 check_not "refused load: lruopt is not loaded" lruopt_loaded
 check "refused load: one dmesg line says why" \
-	sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI 0123456789abcdef, this module.s $abi)'"
+	sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)'"
 check "setup: rmmod the other build's companion" rmmod lruopt_events
 rm -f /tmp/16-foreign.ko
 check "setup: load lruopt_events, then lruopt" load_lruopt || exit 1

@@ -351,6 +351,25 @@ load_events() {
 	fi
 }
 
+# trace_abi: the trace ABI lruopt.ko was built for (its modinfo trace_abi,
+# read from the file: the image has no modinfo).
+trace_abi() {
+	strings "$KO" | sed -n 's/^trace_abi=//p' | head -n 1
+}
+
+# FOREIGN_ABI: the trace ABI of foreign_events' companion.
+FOREIGN_ABI=0123456789abcdef
+
+# foreign_events OUT: write to OUT an lruopt_events.ko of "another build":
+# this build's companion with its trace ABI replaced by $FOREIGN_ABI (in its
+# lruopt_events_abi string and its modinfo alike: binsub replaces all).
+foreign_events() {
+	local abi
+	abi=$(trace_abi)
+	[ ${#abi} -eq 16 ] || { echo "no trace_abi in $KO: '$abi'"; return 1; }
+	binsub "$EVKO" "$1" "$abi" "$FOREIGN_ABI" >/dev/null
+}
+
 # wait_transition [TIMEOUT]: poll $LP/transition until it reads 0.  Sets
 # TRANSITION_SECS.  On timeout shows which tasks are still unpatched
 # (/proc/PID/patch_state) and their kernel stacks.

@@ -4,9 +4,10 @@
  *
  * Copies the file IN to OUT with every occurrence of the byte string OLD
  * replaced by NEW, which must have the same length (nothing moves).
- * 16-trace makes "an lruopt_events.ko of another build" this way: the
- * companion with another trace ABI string (Kbuild: LRUOPT_EVENTS_ABI), so
- * that lruopt.ko's refusal can be tested without a second build.  busybox
+ * foreign_events (tests/lib.sh) makes "an lruopt_events.ko of another
+ * build" this way for 16-trace and 17-loader: the companion with another
+ * trace ABI string (Kbuild: LRUOPT_EVENTS_ABI), so that lruopt.ko's
+ * refusal can be tested without a second build.  busybox
  * sed cannot be trusted with the NUL bytes of an ELF file.  Prints the
  * number of replacements.  Exit status: 0 at least one, 1 none, 2 usage or
  * I/O error.
