@@ -29,6 +29,8 @@
 #   make check-bpf            the bpftrace tools against known workloads
 #   make check-deb            the Debian package: build, lintian, install, purge
 #   make check-deb-trixie     the same inside the trixie root
+#   make check-boot           the package's loading at boot (lruopt.service,
+#                             crash guard, --rearm) in a systemd boot in QEMU
 #   make matrix               build for every served point release, smoke-boot
 #                             the oldest and newest, print the support table
 #   make style                checkpatch --strict on the module sources

@@ -8,7 +8,7 @@
 
 .PHONY: check check-bpf stress matrix demo check-rt check-deb tools style \
 	sparse w1 kerneldoc debug-kernel debug-kernel-rt check-trixie \
-	check-deb-trixie
+	check-deb-trixie check-boot
 
 # The stock kernels the tests and gates use (override: KERNELS="<kver> ...").
 KERNELS = $(shell scripts/kernels)
@@ -138,6 +138,16 @@ check-rt:
 # (tests/pkg/check-deb).
 check-deb:
 	tests/pkg/check-deb
+
+# The package's boot-time loading in a real systemd boot of a bookworm image
+# under QEMU (tests/vm/check-boot): the unit disabled by default, enabled
+# with a modprobe.d option, the crash guard after a boot that died in the
+# load, lruopt-load --rearm.  The generic kernels of scripts/kernels unless
+# KERNELS= is given; the image is cached in build/boot/.  Not in CI.
+check-boot:
+	scripts/deps boot
+	tests/vm/check-boot --no-deps \
+		$(if $(filter command line environment,$(origin KERNELS)),--kernels "$(KERNELS)")
 
 # The same inside the trixie root (scripts/trixie): trixie's debhelper,
 # dh-dkms, lintian and dkms, DKMS builds for its three kernel flavours.
