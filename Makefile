@@ -7,6 +7,8 @@
 #                             running kernel
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=);
 #                             Debian 13's on Debian 12: scripts/trixie make KVER=
+#   make module-notrace       the same without its trace calls, in
+#                             build/KVER-notrace/ (benchmark configuration F)
 #   make install / uninstall  host install into /lib/modules/KVER/updates/
 #   make dkms-install         DKMS package (/usr/src/lruopt-VER), built+installed
 #   make dkms-remove          remove it from DKMS for all kernels
@@ -95,8 +97,8 @@ ifneq ($(UTS_VERSION),)
 BTF_SRC += --uts-version "$(UTS_VERSION)"
 endif
 
-.PHONY: all module deps clean help install uninstall dkms-install dkms-remove \
-	dkms-src deb
+.PHONY: all module module-notrace deps clean help install uninstall dkms-install \
+	dkms-remove dkms-src deb
 
 # The two modules: the livepatch and the companion that owns its trace
 # events (lruopt_events.c), loaded first.
@@ -149,6 +151,13 @@ module:
 		--ksyms $(B)/ksyms.txt --data $(KLP_DATA) \
 		--addr-ok $(subst $(space),$(comma),$(strip $(KLP_ADDR_OK))) \
 		--companion $(B)/Module.symvers:lruopt_events --list $(B)/lruopt.ko
+
+# Configuration F of the benchmark (docs/benchmarks.md, "The cost of the
+# trace events"): lruopt.ko without its trace calls (LRUOPT_NO_TRACE,
+# lruopt_trace.h), beside the normal build so that both can be loaded in
+# turn; the demo and scripts/lruopt-ab build it here.
+module-notrace:
+	$(MAKE) --no-print-directory B=build/$(KVER)-notrace KCFLAGS=-DLRUOPT_NO_TRACE module
 
 $(B):
 	mkdir -p $@
