@@ -37,6 +37,7 @@
 #                             the oldest and newest, print the support table
 #   make style                checkpatch --strict on the module sources
 #   make sparse / make w1     sparse (C=2) / W=1 builds for each kernel
+#   make gates                both in one build per kernel (make check's)
 #   make kerneldoc            kernel-doc -Wall, and docs on non-static functions
 #   make debug-kernel         build+install a KASAN/lockdep 6.1 kernel (long)
 #   make debug-kernel-rt      build+install a PREEMPT_RT lockdep 6.12 kernel
@@ -129,7 +130,8 @@ module:
 		[ $$n = 1 ] || echo "    none: scripts/deps build installs the stock ones" >&2; \
 		exit 1; }
 	@mkdir -p $(B)
-	@for f in $(SRCS); do ln -sfn ../../$$f $(B)/$$f; done
+	@# absolute: B may be deeper than build/<kver>/ (make check's gate builds)
+	@for f in $(SRCS); do ln -sfn $(CURDIR)/$$f $(B)/$$f; done
 	python3 scripts/btf-layout $(BTF_SRC) --kver $(KVER) \
 		--ksyms $(B)/ksyms.txt -o $(B)/lruopt_btf.h.new \
 		--func '$(LAZYFREE_FN)' $(BTF_STRUCTS)

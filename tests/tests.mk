@@ -7,7 +7,7 @@
 # sparse, kernel-doc), tests/pkg/ (the Debian package).
 
 .PHONY: check check-bpf stress matrix demo check-rt check-deb tools style \
-	sparse w1 kerneldoc debug-kernel debug-kernel-rt check-trixie \
+	sparse w1 gates kerneldoc debug-kernel debug-kernel-rt check-trixie \
 	check-deb-trixie check-boot
 
 # The stock kernels the tests and gates use (override: KERNELS="<kver> ...").
@@ -97,21 +97,28 @@ style: $(TOOLS)/checkpatch.pl
 # SPARSE_FLAGS goes to sparse (CF=).
 SPARSE_FLAGS ?=
 # w1: the compiler's W=1 warnings, none allowed (log build/<kver>.w1.log).
+# gates: both in one build per kernel (sparse runs beside the compiler, so
+# one C=2 W=1 build costs about what a plain one does), judged by
+# tests/gates/sparse-gate, which fails on any warning but the allowed
+# context imbalances: what make check's build of each flavour does.
+# Each builds in build/<gate>/<kver>/, not in the module's build/<kver>/,
+# so that it can run beside the kernel's own build.
 GATE_sparse = C=2 CF="$(SPARSE_FLAGS)"
 GATE_w1 = W=1
-sparse w1: | build
+GATE_gates = C=2 CF="$(SPARSE_FLAGS)" W=1
+sparse w1 gates: | build
 	@bad=0; for k in $(KERNELS); do \
 		log=build/$$k.$@.log; \
 		echo "$@: $$k: $(GATE_$@)"; \
-		if ! $(MAKE) --no-print-directory KVER=$$k $(GATE_$@) module \
-			>$$log 2>&1; then \
+		if ! $(MAKE) --no-print-directory KVER=$$k B=build/$@/$$k \
+			$(GATE_$@) module >$$log 2>&1; then \
 			echo "$@: $$k: build failed, see $$log" >&2; bad=1; \
 		fi; \
-		if [ $@ = sparse ]; then \
+		if [ $@ != w1 ]; then \
 			tests/gates/sparse-gate $$log $$k || bad=1; \
 		else \
 			w=$$(grep -E '(warning|error):' $$log | \
-				sed "s#$(CURDIR)/build/$$k/##" | sort -u); \
+				sed "s#$(CURDIR)/build/$@/$$k/##" | sort -u); \
 			if [ -n "$$w" ]; then echo "$$w"; bad=1; fi; \
 			echo "$@: $$k: $$(printf '%s' "$$w" | grep -c .) warning(s)"; \
 		fi; \
