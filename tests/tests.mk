@@ -159,7 +159,8 @@ check-boot:
 # The same inside the trixie root (scripts/trixie): trixie's debhelper,
 # dh-dkms, lintian and dkms, DKMS builds for its three kernel flavours.
 check-deb-trixie:
-	scripts/deps trixie
+	scripts/deps trixie-tools
+	scripts/trixie root --deb
 	# promtool (check-deb checks the collector's output), only here: the
 	# root CI makes for make check does not need it
 	scripts/trixie run sh -c 'command -v promtool >/dev/null || \
