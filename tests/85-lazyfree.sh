@@ -58,9 +58,13 @@ assert_eq "stock MADV_DONTNEED frees every page" \
 nothing_left() {
 	! lruopt_loaded && [ ! -e "$LP" ] && [ ! -e "$LO" ]
 }
-bad=""
-for v in 2 -1 on yes "" auto1; do
-	if insmod "$KO" "patch_lazyfree=$v" >/dev/null 2>&1; then
+# the parser is patch_memcg's and patch_quiet's too: 6.1 (a refused load
+# costs ~3.5 s there, 15-params says why) tries two of the values
+bad="" vals='2 -1 on yes "" auto1'
+[ "$(kernel_short)" != 6.1 ] || vals='on ""'
+eval "set -- $vals"
+for v; do
+	if finit "$KO" "patch_lazyfree=$v" >/dev/null 2>&1; then
 		bad="$bad '$v'"
 		unload_lruopt >/dev/null
 	fi
@@ -68,7 +72,7 @@ done
 assert_eq "patch_lazyfree: bad values fail insmod" "" "$bad"
 check "patch_lazyfree: nothing left loaded" nothing_left
 dmesg_mark "85-lazyfree refused"
-if insmod "$KO" patch_lazyfree=0 lazyfree_enabled=1 >/dev/null 2>&1; then
+if finit "$KO" "patch_lazyfree=0 lazyfree_enabled=1" >/dev/null 2>&1; then
 	fail "patch_lazyfree=0 lazyfree_enabled=1 is refused" "insmod succeeded"
 	unload_lruopt >/dev/null
 else
