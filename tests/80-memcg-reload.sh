@@ -119,27 +119,38 @@ unload_quiesced() {
 	return $rc
 }
 
+# lock_calls: the loaded module counted lock calls (fast + slow > 0) and,
+# with the run's earlier cycles, at least one of the move_lock path (slow):
+# what a loaded phase must see before it is judged; polled, not slept for
+lock_calls() {
+	local f s
+	f=$(mcg_ctr fast) s=$(mcg_ctr slow)
+	[ $((f + s)) -gt 0 ] && [ $((SLOW_TOTAL + s)) -gt 0 ] || {
+		echo "$(mcg_ctrs), slow in earlier cycles $SLOW_TOTAL"; return 1; }
+}
+# stock_calls: memcg/enabled=0 let the kernel's own lock run (stock > 0)
+stock_calls() {
+	[ "$(mcg_ctr stock)" -gt 0 ] || { mcg_ctrs; return 1; }
+}
+
 SLOW_TOTAL=0
 one_cycle() {
-	local c1 c2 c3 st
+	local c1 c2 c3
 	load_quiesced || return 1
 	kill -0 "$MCG_MV" 2>/dev/null || { echo "mover died"; return 1; }
 	kill -0 "$MCG_WL" 2>/dev/null || { echo "workload died"; return 1; }
-	sleep 2
 	c1=$(mcg_ctrs)
-	sleep 2
+	wait_for 300 "lock calls counted while loaded" lock_calls || return 1
 	c2=$(mcg_ctrs)
-	echo "counters after 2 s: $c1; after 4 s: $c2"
+	echo "counters after the load: $c1; once lock calls were counted: $c2"
 	counters_sane "$c1" "$c2" || return 1
 	[ "$(mcg_ctr stock)" = 0 ] || { echo "stock calls counted while memcg/enabled=1"; return 1; }
 	SLOW_TOTAL=$((SLOW_TOTAL + $(mcg_ctr slow)))
 	# switch the feature off and on under the same conditions
 	kwrite "$LO/memcg/enabled" 0 >/dev/null || return 1
-	sleep 1
+	wait_for 300 "stock calls counted with memcg/enabled=0" stock_calls || return 1
 	c3=$(mcg_ctrs)
-	st=$(mcg_ctr stock)
 	kwrite "$LO/memcg/enabled" 1 >/dev/null || return 1
-	[ "${st:-0}" -gt 0 ] || { echo "no stock calls counted in 1 s with memcg/enabled=0: $c3"; return 1; }
 	counters_sane "$c2" "$c3" || return 1
 	unload_quiesced || return 1
 	kill -0 "$MCG_MV" 2>/dev/null || { echo "mover died during the unload"; return 1; }

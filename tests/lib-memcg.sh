@@ -231,7 +231,8 @@ mcg_start_workload() {
 	MCG_WL=$!
 	# Wait until it has created and populated part of its file.
 	while [ ! -s "$f" ] || ! grep -qx "$MCG_WL" "$MCG_A/cgroup.procs"; do
-		if ! kill -0 "$MCG_WL" 2>/dev/null || [ $i -ge 100 ]; then
+		# a liveness limit (~60 s): the guest may be starved a while
+		if ! kill -0 "$MCG_WL" 2>/dev/null || [ $i -ge 600 ]; then
 			echo "memcg_mapdirty did not start in $MCG_A: $(cat /tmp/mcg-wl.out)"
 			return 1
 		fi

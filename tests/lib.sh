@@ -781,6 +781,24 @@ drain_now() {
 	echo 1 >/proc/sys/vm/compact_memory
 }
 
+# wait_for LIMIT WHAT CMD [ARG...]: run CMD every 0.2 s until it succeeds;
+# after LIMIT seconds of failing (a liveness limit, never a measurement:
+# make it generous, the guest may be starved for seconds) say WHAT did not
+# happen, with CMD's last output, and fail.  For "sleep, then expect it to
+# have happened" in tests, which a slow host can break.
+wait_for() {
+	local limit=$1 what=$2 t0 out
+	shift 2
+	t0=$(now)
+	while ! out=$("$@" 2>&1); do
+		if awk -v a="$(elapsed_since "$t0")" -v t="$limit" 'BEGIN { exit !(a >= t) }'; then
+			echo "$what: not after ${limit}s${out:+ ($out)}"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
 # wait_mlocked_zero [TIMEOUT]: Mlocked in /proc/meminfo reaches 0.  Pages
 # can sit in per-CPU mlock batches for a while, so drain and poll briefly.
 wait_mlocked_zero() {
