@@ -353,12 +353,22 @@ twindow() {
 # kind that ran on CPU 1 during it) and LRU_AFTER (the hog's pages on an
 # LRU afterwards).
 hog_call() {
-	local lb=$1 cfg=$2 mode=$3 extra="" out
+	local lb=$1 cfg=$2 mode=$3 extra="" out try
 	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
 	[ "$mode" = memfd ] && extra="-w 2"
-	# tracing starts before and stops after the hog (both wait for RCU)
-	dtrace_start || return 1
-	start_pending_hog 1 8 || return 1
+	# tracing starts before and stops after the hog (both wait for RCU);
+	# the hog's pages seen batched before the call, else set up again (3
+	# tries, as remote_call)
+	for try in 1 2 3; do
+		dtrace_start || return 1
+		start_pending_hog 1 8 || return 1
+		LRU_BEFORE=$(pend_lru)
+		[ "$LRU_BEFORE" = 0 ] && break
+		diag "$lb: set-up $try: $LRU_BEFORE of the hog's 8 pages left CPU 1's batch before the call"
+		[ "$try" = 3 ] && { echo "the hog's batch was lost three times"; return 1; }
+		stop_pending >/dev/null
+		dtrace_stop /dev/null
+	done
 	# shellcheck disable=SC2086
 	out=$(drain_call -c 0 -m -l "$lb" $extra "$mode") || echo "drain_call $mode failed"
 	LRU_AFTER=$(pend_lru)
@@ -421,10 +431,12 @@ start_pending() {
 	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 300
 }
 
-# start_pending_hog CPU NPAGES: the same, but then spinning SCHED_FIFO 50 in
-# user space on CPU: an RT hog whose batch holds NPAGES pages.
+# start_pending_hog CPU NPAGES [SECONDS]: the same, but then spinning
+# SCHED_FIFO 50 in user space on CPU (for SECONDS, default 300, or until
+# stop_pending): an RT hog whose batch holds NPAGES pages until something
+# drains that CPU.
 start_pending_hog() {
-	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" 15 50
+	bg_start PEND_PID /tmp/drain-pending.out '^ready' 10 drain_pending "$1" "$2" "${3:-300}" 50
 }
 
 # pend_lru [OUT PID]: "N" = how many of drain_pending's pages are on an LRU
