@@ -51,7 +51,7 @@ fi
 # 1 MiB (256 pages each way).
 check "10 compactions (hint drains)" drain_call -c 0 -n 10 compact
 check "4 memfd seals (strict drains)" drain_call -c 0 -w 1 -p 8 -n 4 memfd
-check "mlock/munlock walks of 1 MiB for 1 s" mlockloop 1 1
+check "one mlock/munlock walk of 1 MiB" mlockhold 1 1
 # Two more lines, so that the last sample is after all of it.
 nw=$(datalines)
 i=0

@@ -382,7 +382,8 @@ check_mlock() {
 		expect "$ph: mlockwalk.bt: $k latency histogram has the call" "$(bthist "$o1" "@usecs[$k]")" -eq 1
 		m=$(btv "$o1" "@ns_per_page[$k]")
 		expect "$ph: mlockwalk.bt: $k ns per page > 0" "$m" -gt 0
-		expect "$ph: mlockwalk.bt: $k ns per page < 1 ms" "$m" -lt 1000000
+		# a time: reported, not asserted (a stalled host stretches it)
+		diag "$ph: mlockwalk.bt: $k ns per page: $m"
 		eval "NSPP_${ph}_$k=$m"
 	done
 	if grep -q '^@errors' "$o1"; then

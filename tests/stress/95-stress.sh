@@ -52,6 +52,9 @@ settle() {
 	echo 3 >/proc/sys/vm/drop_caches
 	drain_now
 	sleep 1
+	# fold the per-CPU vmstat deltas now (the counters read next are
+	# exact), not whenever the vmstat worker comes round
+	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
 }
 
 # free_kb: free pages, including those parked on the per-cpu free lists
