@@ -16,6 +16,10 @@
 # Its order (stock or batched first) alternates between boots.
 # With two NUMA nodes (numa=fake=2 on the command line) move_pages really
 # migrates; with one, compaction does the migrating.
+# In the stress suite (make stress, make check-all), not in make check: a
+# race the stock kernel itself loses now and then on a busy host (an
+# over-counted mlock_count, docs/testing.md "Debug kernel"), which this
+# test reports as a failure rather than hide, cannot gate every change.
 # lruopt-timeout: 240
 . /tests/lib.sh
 . /tests/lib-munlock.sh
