@@ -18,9 +18,13 @@
 #
 # Tests, benchmark and gates (tests/tests.mk; the kernels are those of
 # scripts/kernels unless KERNELS="<release> ..." says otherwise):
-#   make check                the test suite in QEMU (KERNELS=, TESTS=;
-#                             TRIXIE=1 adds Debian 13's generic kernel)
-#   make check-trixie         make check on Debian 13's three flavours, built
+#   make check                CI's run, ~30 min: every flavour built and
+#                             gated, host checks, the package, and the test
+#                             suites in QEMU on 6.1, 6.12, 6.12-rt and Debian
+#                             13 (KERNELS= / TESTS=: only those boots)
+#   make check-all            every flavour with every suite (~3 hours):
+#                             before resolving a flavour's own code path
+#   make check-trixie         the suites on Debian 13's three flavours, built
 #                             and booted from a trixie root (scripts/trixie)
 #   make demo [ARGS="..."]    the A/B benchmark in QEMU (default: the generic
 #                             and cloud kernels); ARGS go to tests/bench/demo

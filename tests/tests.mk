@@ -6,7 +6,7 @@
 # (QEMU boots), tests/bench/ (the A/B benchmark), tests/gates/ (checkpatch,
 # sparse, kernel-doc), tests/pkg/ (the Debian package).
 
-.PHONY: check check-bpf stress matrix demo check-rt check-deb tools style \
+.PHONY: check check-all check-bpf stress matrix demo check-rt check-deb tools style \
 	sparse w1 gates kerneldoc debug-kernel debug-kernel-rt check-trixie \
 	check-deb-trixie check-boot
 
@@ -16,20 +16,27 @@ MODULE_SRCS := $(wildcard lruopt_*.c lruopt*.h)
 
 # ------------------------------------------------------------ tests
 
-# KERNELS="<kver> ..." selects kernels (default: scripts/kernels), TESTS=GLOB
-# selects tests (e.g. TESTS='60-*,99-*'), LRUOPT_JOBS=N the VMs run at once.
+# make check: the job queue of tests/vm/check's "check" plan (what it runs
+# and costs: docs/testing.md).  KERNELS="<kver> ..." or TESTS=GLOB (e.g.
+# TESTS='60-*,99-*') narrows it to boots of those kernels (default: the six
+# of scripts/kernels) and tests, without the gates and the package check.
+# LRUOPT_JOBS=N: jobs at once (default 2, one per core).
 CHECK_ARGS = $(if $(TESTS),--tests '$(TESTS)')
 CHECK_ENV = LRUOPT_KERNELS="$(KERNELS)"
-
-# TRIXIE=1 adds Debian 13's generic kernel (built and booted from the trixie
-# root, scripts/trixie) to make check's kernels; only make check reads it.
-# It goes second, so that its boots (about 11 min) run beside the longest
-# one, the first kernel's (6.1 rt, about 23 min), and not after the rest.
-TRIXIE_ON = $(filter-out 0,$(TRIXIE))
+NARROW = $(or $(TESTS),$(filter command line environment,$(origin KERNELS)))
 check:
-	scripts/deps check $(if $(TRIXIE_ON),trixie)
-	LRUOPT_KERNELS="$(firstword $(KERNELS))$(if $(TRIXIE_ON), $$(scripts/kernels --line 6.12+deb13 --flavour generic)) $(wordlist 2,$(words $(KERNELS)),$(KERNELS))" \
-		tests/vm/check $(CHECK_ARGS)
+ifneq ($(NARROW),)
+	$(CHECK_ENV) tests/vm/check $(CHECK_ARGS)
+else
+	tests/vm/check --plan check
+endif
+
+# make check-all: every flavour (Debian 12's six, Debian 13's three), each
+# with the main, iso, stress and bpftrace suites, plus the gates, the host
+# checks and the package: about 3 hours on two cores.  Run it before
+# resolving work that touches one flavour's own code path.
+check-all:
+	tests/vm/check --plan all
 
 # make check on Debian 13's three flavours (generic, cloud, rt) only.
 check-trixie:
@@ -37,16 +44,15 @@ check-trixie:
 	LRUOPT_KERNELS="$$(scripts/kernels --line 6.12+deb13)" tests/vm/check $(CHECK_ARGS)
 
 # The bpftrace suite (scripts/*.bt against known workloads, each kernel of
-# KERNELS, about 2 min each): kept out of make check only for its ~200 MiB
-# initramfs; CI runs it.
+# KERNELS, about 2 min each); make check-all runs it on every flavour.
 check-bpf:
 	scripts/deps bpf
 	$(CHECK_ENV) LRUOPT_SUITES=bpf tests/vm/check $(CHECK_ARGS)
 
 # The stress boot per kernel (100 load/toggle/unload cycles under a mixed
-# workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread): kept out
-# of make check for its length; CI runs a 20-cycle cut of it (.ci/run).
-# STRESS_CYCLES=N changes the number of cycles.
+# workload, ~20 min on 6.1 and ~10 on 6.12 under one TCG thread); make
+# check-all runs it on every flavour.  STRESS_CYCLES=N changes the number
+# of cycles.
 stress:
 	scripts/deps check
 	$(CHECK_ENV) LRUOPT_SUITES=stress tests/vm/check \
