@@ -254,14 +254,17 @@ delta() {
 # ------------------------------------------------------------------ workloads
 
 drain_workload() {
-	local i fl rc=0
+	local i fl rc=0 dp=""
 	faultloop 120 8 >/tmp/bt-fl.out 2>&1 &
 	fl=$!
 	echo "$fl" >/tmp/wl.pids
-	sleep 1
+	# 8 pages pending on the last CPU at the first drain, whatever the
+	# faultloop has done by then (it was given a second to start)
+	bg_start dp /tmp/bt-dp.out '^ready' 60 drain_pending $((NCPU - 1)) 8 300 || rc=1
 	for i in $(seq "$NDRAIN"); do
 		echo 1 >/proc/sys/vm/compact_memory || rc=1
 	done
+	bg_end dp drain_pending /tmp/bt-dp.out || rc=1
 	kill -TERM "$fl"
 	wait "$fl" || { echo "faultloop failed: $(cat /tmp/bt-fl.out)"; rc=1; }
 	rm -f /tmp/wl.pids
