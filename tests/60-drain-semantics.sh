@@ -32,19 +32,7 @@ K=$((NCPU - 1))
 check "drain knobs set to defaults" drain_defaults
 
 # ------------------------------------------------ 1. full drain semantics
-# tracing first (starting it may drain CPU $K), then the pages, seen
-# batched before the call: else set up again (3 tries, as remote_call)
-for try in 1 2 3; do
-	check "tracing of workqueue events started" dtrace_start || exit 1
-	check "drain_pending: 8 pages pending in CPU $K's LRU batch" start_pending $K 8
-	before=$(pend_lru)
-	[ "$before" = 0 ] && break
-	diag "set-up $try: $before of the 8 pages left CPU $K's batch before the call"
-	[ "$try" = 3 ] && break
-	stop_pending >/dev/null
-	dtrace_stop /dev/null
-done
-assert_eq "CPU $K's 8 pages batched before drain 1 (on an LRU)" 0 "$before"
+check "tracing started, 8 pages pending in CPU $K's LRU batch (seen batched)" setup_batched $K
 dsnap s0
 r1=$(drain_call -c 0 -m -l sem compact)
 dsnap s1
@@ -77,16 +65,7 @@ assert_eq "no stock lru_add_drain_per_cpu work while drain/enabled=1" 0 \
 
 # ------------------------------------------------ 2. switched off = stock
 stock_round() {	# LABEL: a compact drain with CPU K pending, traced
-	local try
-	for try in 1 2 3; do
-		dtrace_start || return 1
-		start_pending $K 8 || return 1
-		[ "$(pend_lru)" = 0 ] && break
-		echo "set-up $try: CPU $K's pages left its batch before the call"
-		[ "$try" = 3 ] && return 1
-		stop_pending >/dev/null
-		dtrace_stop /dev/null
-	done
+	setup_batched $K || return 1
 	dsnap "$1.0"
 	drain_call -c 0 -m -l "$1" compact >/dev/null || return 1
 	dsnap "$1.1"

@@ -52,30 +52,15 @@ if ! check "strict memfd seal waited for the skipped CPU $K's drain work ($n)" t
 fi
 
 # ---- 2. the skipped CPU is hogged: an RT task spins on CPU 1 over 8
-# batched pages.  Anything that runs on CPU 1 in a throttled window may
-# drain its batch (kcompactd, an exiting task): the round of hint drains
-# counts only with the pages still batched after it, else it is set up
-# again (3 tries; three lost batches in a row are a failure, as in
-# remote_call).
+# batched pages (hog_hint_round: the round counts only with the pages
+# seen batched before and after it).
 check "skip_cpus=1" dset skip_cpus 1
-for try in 1 2 3; do
-	# tracing first: starting it may drain CPU 1 (as in section 1)
-	check "tracing started" dtrace_start
-	check "RT hog spinning over 8 batched pages on CPU 1 (try $try)" start_pending_hog 1 8 300
-	before=$(pend_lru)
-	dsnap g0
-	drain_call -c 0 -n 10 -i 50000 compact >/dev/null
-	dsnap g1
-	after=$(pend_lru)
-	[ "$before $after" = "0 0" ] && break
-	diag "hint round $try: $before / $after of the 8 pages off CPU 1's batch before / after the calls: set up again"
-	[ "$try" = 3 ] || { stop_pending >/dev/null; dtrace_stop /dev/null; }
-done
-assert_eq "the hog's 8 pages stayed batched on CPU 1 through the 10 hint drains (on an LRU before, after)" "0 0" "$before $after"
-diag "hint: $(show_snap_delta g0 g1)"
+hog_hint_round 1 10 g
+assert_eq "the hog's 8 pages stayed batched on CPU 1 through the 10 hint drains (on an LRU before, after)" "0 0" "$HOG_LRU"
+diag "hint: $(show_snap_delta g.0 g.1)"
 assert_eq "10 hint drains: the hogged CPU 1 skipped by each, each partial (compaction row: calls skipped partial_drains)" "10 10 10" \
-	"$(crd g0 g1 "$RX_COMPACT" calls) $(crd g0 g1 "$RX_COMPACT" skipped) $(crd g0 g1 "$RX_COMPACT" partial_drains)"
-assert_eq "hint drains: no timeouts (timeout_us=0, the hogged CPU is not waited for)" 0 "$(sd g0 g1 timeouts)"
+	"$(crd g.0 g.1 "$RX_COMPACT" calls) $(crd g.0 g.1 "$RX_COMPACT" skipped) $(crd g.0 g.1 "$RX_COMPACT" partial_drains)"
+assert_eq "hint drains: no timeouts (timeout_us=0, the hogged CPU is not waited for)" 0 "$(sd g.0 g.1 timeouts)"
 # Strict seals: the first finds the 8 pages batched on CPU 1 and must
 # queue work there and wait for it (the kworker runs in the throttled
 # window); later ones may find CPU 1 empty.  Every drain work a seal
@@ -86,12 +71,12 @@ dsnap g2
 check "trace saved" dtrace_stop /tmp/trace-skiph.txt
 lru=$(pend_lru)
 check "RT hog stopped" stop_pending
-diag "strict: $(show_snap_delta g1 g2)"
+diag "strict: $(show_snap_delta g.1 g2)"
 diag "rows: $(crows g2 "$RX_COMPACT")" "$(crows g2 "$RX_MEMFD")"
 assert_eq "6 memfd seals under the hog succeeded" 0 "$r"
 assert_eq "strict memfd seals under the hog: row calls +6, skipped +0, timed_out +0" "6 0 0" \
-	"$(crd g1 g2 "$RX_MEMFD" calls) $(crd g1 g2 "$RX_MEMFD" skipped) $(crd g1 g2 "$RX_MEMFD" timed_out)"
-assert_eq "strict memfd seals: skipped_cpus +0, 6 full drains" "0 6" "$(sd g1 g2 skipped_cpus) $(sd g1 g2 full_drains)"
+	"$(crd g.1 g2 "$RX_MEMFD" calls) $(crd g.1 g2 "$RX_MEMFD" skipped) $(crd g.1 g2 "$RX_MEMFD" timed_out)"
+assert_eq "strict memfd seals: skipped_cpus +0, 6 full drains" "0 6" "$(sd g.1 g2 skipped_cpus) $(sd g.1 g2 full_drains)"
 assert_eq "strict seals drained the hog's 8 pages off the skipped CPU 1" 8 "$lru"
 q=0 w=0 lost=""
 for i in 1 2 3 4 5 6; do

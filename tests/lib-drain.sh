@@ -346,6 +346,59 @@ twindow() {
 
 # ------------------------------------------------------------------ the RT hog
 
+# setup_batched CPU [hog]: (re)start tracing (starting it may itself
+# drain CPU), then 8 pages pending in CPU's batch (start_pending; "hog":
+# start_pending_hog, an RT task spinning over them), seen still batched
+# (pend_lru 0).  Anything else that runs on CPU may take them out first
+# (kcompactd's lru_add_drain(), an exiting task's, adds that fill the
+# batch: 15 folios on 6.1), so up to 3 tries, a diagnostic line for each
+# lost one; after the third, the set-up stays as it is and it fails, for
+# the caller to report: three lost batches in a row are a failure, not
+# noise.  Sets LRU_BEFORE (the last try's pages on an LRU).
+setup_batched() {
+	local cpu=$1 how=${2:-} try
+	for try in 1 2 3; do
+		dtrace_start || return 1
+		if [ "$how" = hog ]; then
+			start_pending_hog "$cpu" 8 || return 1
+		else
+			start_pending "$cpu" 8 || return 1
+		fi
+		LRU_BEFORE=$(pend_lru)
+		[ "$LRU_BEFORE" = 0 ] && return 0
+		diag "set-up $try: $LRU_BEFORE of the 8 pages left CPU $cpu's batch before the call"
+		[ "$try" = 3 ] && break
+		stop_pending >/dev/null
+		dtrace_stop /dev/null || return 1
+	done
+	diag "CPU $cpu's 8 pages left its batch before the call three times in a row"
+	return 1
+}
+
+# hog_hint_round CPU N TAG: with an RT task spinning over 8 batched pages
+# on CPU (start_pending_hog, tracing started before it), N hint drains
+# (compaction, 50 ms apart) from CPU 0 between the snapshots TAG.0 and
+# TAG.1.  The round counts only with the pages seen batched before and
+# after it, so that every call found them pending; set up again otherwise,
+# 3 tries.  Sets HOG_LRU ("before after", "0 0" when it counted); the hog
+# and the trace keep running (stop_pending, dtrace_stop).
+hog_hint_round() {
+	local cpu=$1 n=$2 tag=$3 try after
+	for try in 1 2 3; do
+		setup_batched "$cpu" hog || { HOG_LRU="$LRU_BEFORE -"; return 1; }
+		dsnap "$tag.0"
+		drain_call -c 0 -n "$n" -i 50000 compact >/dev/null
+		dsnap "$tag.1"
+		after=$(pend_lru)
+		HOG_LRU="$LRU_BEFORE $after"
+		[ "$HOG_LRU" = "0 0" ] && return 0
+		diag "hint round $try: $after of the 8 pages off CPU $cpu's batch after the calls: set up again"
+		[ "$try" = 3 ] && return 1
+		stop_pending >/dev/null
+		dtrace_stop /dev/null || return 1
+	done
+}
+
 # hog_call LABEL CONFIG MODE: one traced drain_call MODE (compact, memfd
 # with its writer on CPU 2, movepages) from CPU 0 while a SCHED_FIFO task
 # spins on CPU 1 over 8 batched pages; CONFIG stock runs it with
@@ -353,22 +406,11 @@ twindow() {
 # kind that ran on CPU 1 during it) and LRU_AFTER (the hog's pages on an
 # LRU afterwards).
 hog_call() {
-	local lb=$1 cfg=$2 mode=$3 extra="" out try
+	local lb=$1 cfg=$2 mode=$3 extra="" out
 	[ "$cfg" = stock ] && echo 0 >"$D/enabled"
 	[ "$mode" = memfd ] && extra="-w 2"
-	# tracing starts before and stops after the hog (both wait for RCU);
-	# the hog's pages seen batched before the call, else set up again (3
-	# tries, as remote_call)
-	for try in 1 2 3; do
-		dtrace_start || return 1
-		start_pending_hog 1 8 || return 1
-		LRU_BEFORE=$(pend_lru)
-		[ "$LRU_BEFORE" = 0 ] && break
-		diag "$lb: set-up $try: $LRU_BEFORE of the hog's 8 pages left CPU 1's batch before the call"
-		[ "$try" = 3 ] && { echo "the hog's batch was lost three times"; return 1; }
-		stop_pending >/dev/null
-		dtrace_stop /dev/null
-	done
+	# tracing starts before and stops after the hog (both wait for RCU)
+	setup_batched 1 hog || return 1
 	# shellcheck disable=SC2086
 	out=$(drain_call -c 0 -m -l "$lb" $extra "$mode") || echo "drain_call $mode failed"
 	LRU_AFTER=$(pend_lru)
@@ -481,33 +523,20 @@ pending_call() {
 # LABEL.0 / LABEL.1 right around the call.  Sets WORKS (drain works that
 # ran on CPU $K during the call), LRU_BEFORE and LRU_AFTER (the helper's
 # pages on an LRU); the trace stays in /tmp/trace-LABEL.txt.
-#
-# The call is only a test with the 8 pages still in CPU $K's batch, and
-# anything else that runs there may take them out first: kcompactd's
-# lru_add_drain(), an exiting task's, or adds that fill the batch (15 on
-# 6.1) and so move it whole.  So the set-up is tried up to 3 times, the
-# snapshot LABEL.0 taken only once the pages are seen batched, and
-# LRU_BEFORE (the last try's) stays for the caller to assert: 3 tries in
-# a row that lose the batch are a failure, not noise.
+# The call is only a test with the 8 pages still in CPU $K's batch: the
+# set-up is setup_batched's, the snapshot LABEL.0 taken once the pages are
+# seen batched, and LRU_BEFORE stays for the caller to assert.
 remote_call() {
-	local lb=$1 cfg=$2 mode=$3 extra="" try
+	local lb=$1 cfg=$2 mode=$3 extra=""
 	case $cfg in
 	remote1) echo 1 >"$D/enabled"; echo 1 >"$D/remote" ;;
 	remote0) echo 1 >"$D/enabled"; echo 0 >"$D/remote" ;;
 	stock) echo 0 >"$D/enabled" ;;
 	esac
 	[ "$mode" = memfd ] && extra="-w 1"
-	for try in 1 2 3; do
-		# tracing first: starting it (buffer resize, reset) may drain CPU $K
-		dtrace_start || return 1
-		start_pending "$K" 8 || return 1
-		LRU_BEFORE=$(pend_lru)
-		[ "$LRU_BEFORE" = 0 ] && break
-		diag "$lb: set-up $try: $LRU_BEFORE of the 8 pages left CPU $K's batch before the call"
-		[ "$try" = 3 ] && break
-		stop_pending >/dev/null
-		dtrace_stop /dev/null || return 1
-	done
+	# LRU_BEFORE, a lost batch included, is the caller's to assert
+	LRU_BEFORE=""
+	setup_batched "$K" || [ -n "$LRU_BEFORE" ] || return 1
 	dsnap "$lb.0"
 	# shellcheck disable=SC2086
 	drain_call -c 0 -m -l "$lb" $extra "$mode" >/dev/null || echo "drain_call $mode failed"

@@ -76,28 +76,18 @@ if ! check "skip_isolated=0: the drain waited for CPU $ISO's drain work ($n)" te
 	diag "$(twindow /tmp/trace-i0.txt i0 1)"
 fi
 
-# ---- 2. CPU 3 hogged: an RT task spinning over 8 batched pages there.
-# The round of hint drains counts only with the pages seen batched before
-# and after it (anything that runs on CPU 3 in a throttled window may
-# drain them): set up again otherwise, 3 tries, as in 62.
+# ---- 2. CPU 3 hogged: an RT task spinning over 8 batched pages there
+# (hog_hint_round: the round counts only with the pages seen batched before
+# and after it).
 check "skip_isolated=1" dset skip_isolated 1
-for try in 1 2 3; do
-	check "RT hog spinning over 8 batched pages on isolated CPU $ISO (try $try)" start_pending_hog $ISO 8 300
-	before=$(pend_lru)
-	dsnap h1.0
-	drain_call -c 0 -n 8 -i 50000 compact >/dev/null
-	dsnap h1.1
-	after=$(pend_lru)
-	[ "$before $after" = "0 0" ] && break
-	diag "hint round $try: $before / $after of the 8 pages off CPU $ISO's batch before / after the calls: set up again"
-	[ "$try" = 3 ] || stop_pending >/dev/null
-done
-assert_eq "the hog's 8 pages stayed batched on CPU $ISO through the 8 hint drains (on an LRU before, after)" "0 0" "$before $after"
+hog_hint_round $ISO 8 h1
+assert_eq "the hog's 8 pages stayed batched on CPU $ISO through the 8 hint drains (on an LRU before, after)" "0 0" "$HOG_LRU"
 drain_call -c 0 -n 2 -w 1 memfd >/dev/null
 r=$?
 dsnap h1.2
 lru_strict=$(pend_lru)
 check "RT hog stopped" stop_pending
+check "trace stopped" dtrace_stop /dev/null
 check "skip_isolated=0" dset skip_isolated 0
 check "RT hog spinning over 8 batched pages on isolated CPU $ISO again" start_pending_hog $ISO 8 300
 dsnap h0.0
