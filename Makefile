@@ -22,7 +22,7 @@
 #                             gated, host checks, the package, and the test
 #                             suites in QEMU on 6.1, 6.12, 6.12-rt and Debian
 #                             13 (KERNELS= / TESTS=: only those boots)
-#   make check-all            every flavour with every suite (~3 hours):
+#   make check-all            every flavour with every suite (~2 hours):
 #                             before resolving a flavour's own code path
 #   make check-trixie         the suites on Debian 13's three flavours, built
 #                             and booted from a trixie root (scripts/trixie)
