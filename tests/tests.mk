@@ -56,8 +56,8 @@ check-bpf:
 # of cycles.
 stress:
 	scripts/deps check
-	$(CHECK_ENV) LRUOPT_SUITES=stress tests/vm/check \
-		$(if $(STRESS_CYCLES),--append lruopt.stress_cycles=$(STRESS_CYCLES))
+	$(CHECK_ENV) LRUOPT_SUITES=stress \
+		$(if $(STRESS_CYCLES),LRUOPT_STRESS_CYCLES=$(STRESS_CYCLES)) tests/vm/check
 
 # Every Debian 12 point release the archive serves (tests/vm/matrix, see
 # docs/kernels.md): downloads into build/cache, builds lruopt for each,
