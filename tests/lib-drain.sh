@@ -69,23 +69,36 @@ pin_shell_cpu0() {
 	quiet_khugepaged
 }
 
-# quiet_khugepaged: khugepaged calls lru_add_drain_all() at the start of
-# every scan pass (every 10 s by default once any process has a THP-able
-# area): a drain the test did not ask for, which empties the batches a test
-# has just filled.  Make it sleep for an hour (the write itself wakes it
-# for one pass: give that a moment); restore_khugepaged puts 10 s back.
-KHP=/sys/kernel/mm/transparent_hugepage/khugepaged
+# quiet_khugepaged: two kernel threads drain what a test has just batched
+# without being asked.  khugepaged calls lru_add_drain_all() at the start of
+# every scan pass, and a long scan_sleep does not hold it: while its list of
+# mms is empty it waits for the first THP-able vma, so any helper that maps
+# 2 MiB of anonymous memory (drain_call collapse, faultloop) wakes it at a
+# time of its own.  THP "never" stops the thread (start_stop_khugepaged());
+# MADV_COLLAPSE, the collapse drains' caller, ignores the setting.  kcompactd's
+# proactive compaction drains its own CPU's batch (compact_zone()), and that
+# CPU may be the one a test keeps pages on: proactiveness 0 stops it.  The
+# old values are kept in /tmp/khp-quiet; restore_khugepaged puts them back.
+THP_ENABLED=/sys/kernel/mm/transparent_hugepage/enabled
+PROACTIVE=/proc/sys/vm/compaction_proactiveness
 quiet_khugepaged() {
-	[ -w $KHP/scan_sleep_millisecs ] || return 0
-	[ "$(cat $KHP/scan_sleep_millisecs)" = 3600000 ] && return 0
-	echo 3600000 >$KHP/scan_sleep_millisecs
-	echo 3600000 >$KHP/alloc_sleep_millisecs
-	sleep 1
+	[ -f /tmp/khp-quiet ] && return 0
+	{
+		[ -w $THP_ENABLED ] && echo "thp=$(sed 's/.*\[\(.*\)\].*/\1/' $THP_ENABLED)"
+		[ -w $PROACTIVE ] && echo "pro=$(cat $PROACTIVE)"
+	} >/tmp/khp-quiet
+	[ -w $THP_ENABLED ] && echo never >$THP_ENABLED
+	[ -w $PROACTIVE ] && echo 0 >$PROACTIVE
+	return 0
 }
 restore_khugepaged() {
-	[ -w $KHP/scan_sleep_millisecs ] || return 0
-	echo 10000 >$KHP/scan_sleep_millisecs
-	echo 60000 >$KHP/alloc_sleep_millisecs
+	local thp pro
+	[ -f /tmp/khp-quiet ] || return 0
+	thp=$(sed -n 's/^thp=//p' /tmp/khp-quiet)
+	pro=$(sed -n 's/^pro=//p' /tmp/khp-quiet)
+	[ -z "$thp" ] || echo "$thp" >$THP_ENABLED
+	[ -z "$pro" ] || echo "$pro" >$PROACTIVE
+	rm -f /tmp/khp-quiet
 }
 
 # drain_defaults: every drain knob back to its default
@@ -282,8 +295,10 @@ dtrace_stop() {
 	cat "$DTRACE/trace" >"$1"
 	echo 0 >"$DTRACE/events/workqueue/workqueue_queue_work/enable"
 	echo 0 >"$DTRACE/events/workqueue/workqueue_execute_start/enable"
+	# read before the reset below: clearing the trace zeroes the counts
+	lost=$(cat "$DTRACE"/per_cpu/cpu*/stats 2>/dev/null |
+		awk '$1 == "overrun:" || ($1 == "dropped" && $2 == "events:") { s += $NF } END { print s + 0 }')
 	: >"$DTRACE/trace"
-	lost=$(cat "$DTRACE"/per_cpu/cpu*/stats 2>/dev/null | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }')
 	if [ "$lost" != 0 ]; then
 		echo "trace buffer overran ($lost events lost)"
 		return 1
