@@ -42,6 +42,9 @@ pages_col=$(colidx pages)
 check "lruopt-stat: hint, strict, calls and pages columns found" \
 	test -n "$hint_col" -a -n "$strict_col" -a -n "$calls_col" -a -n "$pages_col"
 
+# lruopt-stat and its sleeps stay on CPU 0: a process exiting on the memfd
+# writer's CPU would drain the batch the seals must find (drain_call).
+taskset -p 1 $$ >/dev/null
 if ! check "lruopt-stat 1 runs, its first line printed" \
 	bg_start spid /tmp/stat.out '^ *[0-9]' 60 lruopt-stat 1; then
 	exit 1
@@ -76,9 +79,14 @@ check "pages column: the 1 MiB walks show (deltas sum to $pages)" test "$pages" 
 sum=$(colsum "$calls_col")
 check "calls column: first line + deltas = the counter ($calls0 + 14 <= $sum <= $calls1)" \
 	test "$sum" -ge $((calls0 + 14)) -a "$sum" -le "$calls1"
-check "every line: hint + strict <= calls" \
+# A call counts in calls when it starts and in its caller row (hint) when it
+# ends, so a line may show the calls in flight at the line before (here at
+# most two: this shell's drain_call and one background caller) as hint
+# without their calls; a dip of the derived strict column read as a reset
+# would print its whole count (a line over by 4 and more after the seals).
+check "every line: hint + strict <= calls + the 2 that may be in flight" \
 	awk -v h="$hint_col" -v s="$strict_col" -v c="$calls_col" \
-		'/^ *[0-9]/ && $h + $s > $c { print "line " NR ": " $0; bad = 1 } END { exit bad }' /tmp/stat.out
+		'/^ *[0-9]/ && $h + $s > $c + 2 { print "line " NR ": " $0; bad = 1 } END { exit bad }' /tmp/stat.out
 
 # The collector on the real tree: one sample for each counter file.
 lruopt-prometheus --stdout >/tmp/prom.out 2>&1
