@@ -120,7 +120,10 @@ fi
 # drained something (any field non-zero) opened a window; one of nothing
 # (every field zero: the nothing-pending pass) opens none, unless drain_all()
 # found the pages gone after its pass said otherwise, so it may have: a
-# coalesced call next to one is not held against the module.
+# coalesced call next to one is not held against the module.  A full drain
+# made while coalesce_us was 0 opens none either: the module notes the end
+# of a full drain only while coalescing is on (drain_run()), so a hint call
+# right after section 4's z2 must not be judged by it.
 grep -E ' drain: |tracing_mark_write: (coalesce_us|drain_call co )' /tmp/trace-coal.txt >/tmp/61-events.txt
 judged=$(awk '
 	function f(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
@@ -143,7 +146,7 @@ judged=$(awk '
 				if (r == "coalesced") c++
 			}
 		}
-		if (r == "full") { any = t; if (nz) full = t }
+		if (r == "full") { any = t; if (nz && w > 0) full = t }
 	}
 	END { printf "%d %d %d%s\n", n, u, c, bad }' /tmp/61-events.txt)
 read -r nj nu nc <<EOF
