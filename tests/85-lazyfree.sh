@@ -21,6 +21,10 @@
 . /tests/lib.sh
 dmesg_mark "85-lazyfree"
 ensure_unloaded || exit 1
+# exact page counts: no compaction moving the pages, no kswapd run on a
+# watermark boost (read as pressure), no khugepaged (tests/lib.sh)
+quiet_mm
+trap restore_mm EXIT
 
 LF=$LO/lazyfree
 MIB=16

@@ -63,42 +63,11 @@ ncpus() {
 
 # pin_shell_cpu0: this test's shell (and so every command it starts) runs
 # on CPU 0 only; the workload programs pin themselves elsewhere.  Also
-# quiets khugepaged (see below) for the test.
+# stops khugepaged, proactive compaction and watermark boosts for the test
+# (quiet_mm, tests/lib.sh; drain_cleanup restores them).
 pin_shell_cpu0() {
 	taskset -p 1 $$ >/dev/null
-	quiet_khugepaged
-}
-
-# quiet_khugepaged: two kernel threads drain what a test has just batched
-# without being asked.  khugepaged calls lru_add_drain_all() at the start of
-# every scan pass, and a long scan_sleep does not hold it: while its list of
-# mms is empty it waits for the first THP-able vma, so any helper that maps
-# 2 MiB of anonymous memory (drain_call collapse, faultloop) wakes it at a
-# time of its own.  THP "never" stops the thread (start_stop_khugepaged());
-# MADV_COLLAPSE, the collapse drains' caller, ignores the setting.  kcompactd's
-# proactive compaction drains its own CPU's batch (compact_zone()), and that
-# CPU may be the one a test keeps pages on: proactiveness 0 stops it.  The
-# old values are kept in /tmp/khp-quiet; restore_khugepaged puts them back.
-THP_ENABLED=/sys/kernel/mm/transparent_hugepage/enabled
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
-quiet_khugepaged() {
-	[ -f /tmp/khp-quiet ] && return 0
-	{
-		[ -w $THP_ENABLED ] && echo "thp=$(sed 's/.*\[\(.*\)\].*/\1/' $THP_ENABLED)"
-		[ -w $PROACTIVE ] && echo "pro=$(cat $PROACTIVE)"
-	} >/tmp/khp-quiet
-	[ -w $THP_ENABLED ] && echo never >$THP_ENABLED
-	[ -w $PROACTIVE ] && echo 0 >$PROACTIVE
-	return 0
-}
-restore_khugepaged() {
-	local thp pro
-	[ -f /tmp/khp-quiet ] || return 0
-	thp=$(sed -n 's/^thp=//p' /tmp/khp-quiet)
-	pro=$(sed -n 's/^pro=//p' /tmp/khp-quiet)
-	[ -z "$thp" ] || echo "$thp" >$THP_ENABLED
-	[ -z "$pro" ] || echo "$pro" >$PROACTIVE
-	rm -f /tmp/khp-quiet
+	quiet_mm
 }
 
 # drain_defaults: every drain knob back to its default
@@ -608,7 +577,7 @@ drain_cleanup() {
 	stop_pending >/dev/null 2>&1
 	[ -d "$D" ] && drain_defaults 2>/dev/null
 	echo 950000 >/proc/sys/kernel/sched_rt_runtime_us 2>/dev/null
-	restore_khugepaged
+	restore_mm
 	dtrace_cleanup
 }
 

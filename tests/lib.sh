@@ -260,6 +260,48 @@ meminfo() {
 	awk -v k="$1:" '$1 == k { print $2; f = 1 } END { if (!f) print "?" }' /proc/meminfo
 }
 
+# quiet_mm: kernel threads that move pages at times of their own make
+# exact counts flaky; stop them for a test (restore_mm puts the old values
+# back, saved in /tmp/mm-quiet; both are idempotent).
+#  - khugepaged calls lru_add_drain_all() at the start of every scan pass,
+#    and a long scan_sleep does not hold it: while its list of mms is empty
+#    it waits for the first THP-able vma, so any helper that maps 2 MiB of
+#    anonymous memory (drain_call collapse, faultloop) wakes it at a time
+#    of its own.  THP "never" stops the thread (start_stop_khugepaged());
+#    MADV_COLLAPSE, the collapse drains' caller, ignores the setting.
+#  - kcompactd's proactive compaction drains its own CPU's batch
+#    (compact_zone()) and migrates pages out of a test's range: a migrated
+#    folio waits in kcompactd's CPU's batch, off the LRU.  Proactiveness 0.
+#  - a watermark boost (a fallback steal of a pageblock) wakes kswapd for a
+#    run that sets ZONE_RECLAIM_ACTIVE, which lazyfree reads as pressure.
+#    watermark_boost_factor 0.
+MM_THP=/sys/kernel/mm/transparent_hugepage/enabled
+MM_PRO=/proc/sys/vm/compaction_proactiveness
+MM_BOOST=/proc/sys/vm/watermark_boost_factor
+quiet_mm() {
+	[ -f /tmp/mm-quiet ] && return 0
+	{
+		[ -w $MM_THP ] && echo "thp=$(sed 's/.*\[\(.*\)\].*/\1/' $MM_THP)"
+		[ -w $MM_PRO ] && echo "pro=$(cat $MM_PRO)"
+		[ -w $MM_BOOST ] && echo "boost=$(cat $MM_BOOST)"
+	} >/tmp/mm-quiet
+	[ -w $MM_THP ] && echo never >$MM_THP
+	[ -w $MM_PRO ] && echo 0 >$MM_PRO
+	[ -w $MM_BOOST ] && echo 0 >$MM_BOOST
+	return 0
+}
+restore_mm() {
+	local v
+	[ -f /tmp/mm-quiet ] || return 0
+	v=$(sed -n 's/^thp=//p' /tmp/mm-quiet)
+	[ -z "$v" ] || echo "$v" >$MM_THP
+	v=$(sed -n 's/^pro=//p' /tmp/mm-quiet)
+	[ -z "$v" ] || echo "$v" >$MM_PRO
+	v=$(sed -n 's/^boost=//p' /tmp/mm-quiet)
+	[ -z "$v" ] || echo "$v" >$MM_BOOST
+	rm -f /tmp/mm-quiet
+}
+
 # ------------------------------------------------------------------ time
 
 now() {
