@@ -37,7 +37,7 @@ LG0=$(cat $LG)
 # back_to KEY KB: /proc/meminfo KEY returns to KB (batches drained; 5 s)
 back_to() {
 	local i=0 v
-	while echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null; v=$(meminfo "$1"); [ "$v" != "$2" ]; do
+	while stat_refresh; v=$(meminfo "$1"); [ "$v" != "$2" ]; do
 		if [ $i -ge 25 ]; then
 			echo "$1 is $v kB, was $2 kB"
 			return 1
@@ -50,7 +50,7 @@ back_to() {
 
 # gap: generations' pages minus the LRU counters, in pages
 gap() {
-	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	stat_refresh
 	awk 'FILENAME ~ /lru_gen/ && NF == 4 && $1 ~ /^[0-9]+$/ { g += $3 + $4 }
 	     FILENAME ~ /meminfo/ && /^(Active|Inactive)\((anon|file)\):/ { m += $2 }
 	     END { printf "%d\n", g - m / 4 }' $DBG /proc/meminfo

@@ -188,13 +188,11 @@ start_mlockhold() {
 # batches), then release it and require Mlocked back at the start value.
 mlock_accounting() {
 	local mib=$1 base held want out
-	# NR_MLOCK is a zone counter: /proc/meminfo leaves out each CPU's
-	# unfolded delta (tens of pages per CPU); stat_refresh folds them.
-	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	stat_refresh
 	base=$(meminfo Mlocked)
 	start_mlockhold "$mib" /tmp/mlockhold.out || return 1
 	drain_now
-	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	stat_refresh
 	held=$(meminfo Mlocked)
 	# Up to 15 pages per CPU may still be in the per-CPU mlock batch.
 	want=$((base + mib * 1024 - 64 * $(nproc)))

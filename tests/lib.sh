@@ -260,6 +260,13 @@ meminfo() {
 	awk -v k="$1:" '$1 == k { print $2; f = 1 } END { if (!f) print "?" }' /proc/meminfo
 }
 
+# stat_refresh: fold every CPU's vmstat deltas into the global counters,
+# which /proc/meminfo shows without them (tens of pages per CPU for a zone
+# counter such as NR_MLOCK)
+stat_refresh() {
+	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+}
+
 # quiet_mm: kernel threads that move pages at times of their own make
 # exact counts flaky; stop them for a test (restore_mm puts the old values
 # back, saved in /tmp/mm-quiet; both are idempotent).

@@ -54,7 +54,7 @@ settle() {
 	sleep 1
 	# fold the per-CPU vmstat deltas now (the counters read next are
 	# exact), not whenever the vmstat worker comes round
-	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	stat_refresh
 }
 
 # free_kb: free pages, including those parked on the per-cpu free lists
