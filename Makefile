@@ -66,10 +66,18 @@ SRCS := lruopt_main.c lruopt_sysfs.c lruopt_drain.c lruopt_drain_sites.c lruopt_
 # Private structures mirrored in lruopt_compat.h, checked against BTF.
 BTF_STRUCTS := cpu_fbatches lru_rotate mlock_pvec mlock_fbatch folio_batch \
 	move_charge_struct
-# A replaced function whose prototype the code restates (name=prototype as
-# BTF spells it): LRUOPT_BTF_FN_<name> is 0 where BTF has another one, and
-# the feature stays out of the patch (lruopt_lazyfree.c).
-LAZYFREE_FN := madvise_dontneed_free_valid_vma=bool(struct vm_area_struct *, long unsigned int, long unsigned int *, int)
+# Functions whose prototype the code restates (name=prototype as BTF spells
+# it; PROTO|PROTO where 6.1 and 6.12 differ): LRUOPT_BTF_FN_<name> is 0
+# where BTF has another one, and the feature stays out of the patch.
+# lazyfree replaces the first and calls the others (lruopt_lazyfree.c).
+FN_PROTOS := \
+	--func 'madvise_dontneed_free_valid_vma=bool(struct vm_area_struct *, long unsigned int, long unsigned int *, int)' \
+	--func 'madvise_free_pte_range=int(pmd_t *, long unsigned int, long unsigned int, struct mm_walk *)' \
+	--func 'walk_page_range=int(struct mm_struct *, long unsigned int, long unsigned int, const struct mm_walk_ops *, void *)' \
+	--func 'folio_isolate_lru=int(struct folio *)|bool(struct folio *)' \
+	--func 'folio_putback_lru=void(struct folio *)' \
+	--func 'reclaim_pages=long unsigned int(struct list_head *)' \
+	--func 'zone_watermark_ok=bool(struct zone *, unsigned int, long unsigned int, int, unsigned int)'
 # Unexported plain data symbols that BTF cannot vouch for (see klp-convert).
 KLP_DATA := mm_percpu_wq,mc,huge_zero_pfn,huge_zero_folio,lru_disable_count,lru_gen_caps
 # Unexported functions whose address the code may take: mm/swap.c's move
@@ -138,7 +146,7 @@ module:
 	@for f in $(SRCS); do ln -sfn $(CURDIR)/$$f $(B)/$$f; done
 	python3 scripts/btf-layout $(BTF_SRC) --kver $(KVER) \
 		--ksyms $(B)/ksyms.txt -o $(B)/lruopt_btf.h.new \
-		--func '$(LAZYFREE_FN)' $(BTF_STRUCTS)
+		$(FN_PROTOS) $(BTF_STRUCTS)
 	@cmp -s $(B)/lruopt_btf.h.new $(B)/lruopt_btf.h || \
 		mv $(B)/lruopt_btf.h.new $(B)/lruopt_btf.h; rm -f $(B)/lruopt_btf.h.new
 	@# modpost reports the unexported symbols as undefined (klp-convert
