@@ -31,6 +31,7 @@
 #include <linux/huge_mm.h>
 #include <linux/pagewalk.h>
 #include <linux/memcontrol.h>
+#include <linux/mmu_notifier.h>
 #include <linux/workqueue.h>
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
@@ -267,6 +268,23 @@ static inline unsigned long lruopt_gen_add_mask(struct folio *folio)
 	return LRU_GEN_MASK;
 }
 
+/* lazyfree's page walks: the PTE table of @pmd, or NULL if there is none */
+static inline pte_t *lruopt_pte_map_lock(struct mm_struct *mm, pmd_t *pmd,
+					 unsigned long addr, spinlock_t **ptlp)
+{
+	return pte_offset_map_lock(mm, pmd, addr, ptlp);
+}
+
+/* madvise_free_single_vma()'s notifier range (6.12 has no vma argument) */
+static inline void lruopt_range_init_clear(struct mmu_notifier_range *range,
+					   struct vm_area_struct *vma,
+					   unsigned long start,
+					   unsigned long end)
+{
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, vma->vm_mm, start,
+				end);
+}
+
 #elif defined(LRUOPT_BTF_mlock_pvec__SIZE)
 /* -------------------------------------------------------------- 6.1 ---- */
 
@@ -434,6 +452,29 @@ static inline void munlock_folio(struct folio *folio)
 static inline unsigned long lruopt_gen_add_mask(struct folio *folio)
 {
 	return LRU_GEN_MASK | BIT(PG_active);
+}
+
+/*
+ * lazyfree's page walks: the PTE table of @pmd, or NULL if there is none (a
+ * huge or vanished PMD: 6.1's pte_offset_map_lock() does not check, its
+ * callers test pmd_trans_unstable() first, as madvise's walks do).
+ */
+static inline pte_t *lruopt_pte_map_lock(struct mm_struct *mm, pmd_t *pmd,
+					 unsigned long addr, spinlock_t **ptlp)
+{
+	if (pmd_trans_unstable(pmd))
+		return NULL;
+	return pte_offset_map_lock(mm, pmd, addr, ptlp);
+}
+
+/* madvise_free_single_vma()'s notifier range (6.1 passes the vma too) */
+static inline void lruopt_range_init_clear(struct mmu_notifier_range *range,
+					   struct vm_area_struct *vma,
+					   unsigned long start,
+					   unsigned long end)
+{
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, vma, vma->vm_mm,
+				start, end);
 }
 
 #else
@@ -621,17 +662,79 @@ extern struct lruopt_move_charge_struct mc;
 #endif
 
 /*
- * lazyfree replaces madvise_dontneed_free_valid_vma() and restates it: only
- * where BTF shows the prototype the restatement was written against
- * (Makefile LAZYFREE_FN; 6.1 and 6.12 alike).
+ * lazyfree replaces madvise_dontneed_free_valid_vma() and restates it, and
+ * calls mm's own MADV_FREE walk and reclaim: only where BTF shows each
+ * prototype the code was written against (Makefile FN_PROTOS; 6.1 and 6.12
+ * alike but folio_isolate_lru()'s return).
  */
-#if defined(LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma) && \
-	LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma
+#if LRUOPT_BTF_FN_madvise_dontneed_free_valid_vma && \
+	LRUOPT_BTF_FN_madvise_free_pte_range && LRUOPT_BTF_FN_walk_page_range && \
+	LRUOPT_BTF_FN_folio_isolate_lru && LRUOPT_BTF_FN_folio_putback_lru && \
+	LRUOPT_BTF_FN_reclaim_pages && LRUOPT_BTF_FN_zone_watermark_ok
 #define LRUOPT_HAVE_LAZYFREE 1
 #define LRUOPT_LAZYFREE_WHY NULL
+
+/* mm/madvise.c, mm/vmscan.c and mm/internal.h, 6.1 and 6.12 */
+int madvise_free_pte_range(pmd_t *pmd, unsigned long addr, unsigned long end,
+			   struct mm_walk *walk);
+unsigned long reclaim_pages(struct list_head *folio_list);
+void folio_putback_lru(struct folio *folio);
+
+#if LRUOPT_BTF_FN_folio_isolate_lru == 1
+int folio_isolate_lru(struct folio *folio);	/* 6.1: 0 when isolated */
+
+static inline bool lruopt_folio_isolate_lru(struct folio *folio)
+{
+	return !folio_isolate_lru(folio);
+}
+#else
+bool folio_isolate_lru(struct folio *folio);	/* 6.12: true when isolated */
+
+static inline bool lruopt_folio_isolate_lru(struct folio *folio)
+{
+	return folio_isolate_lru(folio);
+}
+#endif
 #else
 #define LRUOPT_HAVE_LAZYFREE 0
-#define LRUOPT_LAZYFREE_WHY "madvise_dontneed_free_valid_vma() is missing or has another prototype (see lruopt_btf.h)"
+#define LRUOPT_LAZYFREE_WHY "madvise_dontneed_free_valid_vma() or a function lazyfree calls is missing or has another prototype (see lruopt_btf.h)"
+#endif
+
+/*
+ * Is the memory cgroup of the current task, or one of its ancestors, within
+ * @pct percent of 1/256 of its limit (the lower of memory.max and
+ * memory.high; at least a charge batch) of that limit?  The cgroup
+ * analogue of a zone below its high watermark: a group at its limit
+ * reclaims on every charge, whatever the zones have free.
+ */
+#ifdef CONFIG_MEMCG
+static inline bool lruopt_memcg_short(unsigned int pct)
+{
+	struct mem_cgroup *memcg;
+	bool short_ = false;
+
+	if (mem_cgroup_disabled() || !pct)
+		return false;
+	rcu_read_lock();
+	for (memcg = mem_cgroup_from_task(current); memcg && !short_;
+	     memcg = parent_mem_cgroup(memcg)) {
+		unsigned long limit = min(READ_ONCE(memcg->memory.max),
+					  READ_ONCE(memcg->memory.high));
+		unsigned long room = max_t(unsigned long, limit >> 8,
+					   MEMCG_CHARGE_BATCH);
+
+		if (limit != PAGE_COUNTER_MAX)
+			short_ = page_counter_read(&memcg->memory) +
+				 mult_frac(room, pct, 100) >= limit;
+	}
+	rcu_read_unlock();
+	return short_;
+}
+#else
+static inline bool lruopt_memcg_short(unsigned int pct)
+{
+	return false;
+}
 #endif
 
 /* The vma's userfaultfd context, if the kernel has userfaultfd at all. */

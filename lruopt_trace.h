@@ -10,7 +10,8 @@
  *   lruopt:munlock_batch  one batch of the mlock/munlock walk (one or more
  *                         lruvec lock holds, flushed together)
  *   lruopt:lazyfree       one MADV_FREE call on an anonymous range that
- *                         lazyfree weighed: freed now (and why) or lazy
+ *                         lazyfree weighed: freed now (why, and the pages
+ *                         reclaim freed and kept) or lazy
  *
  * Like every kernel tracepoint they cost a patched-out jump (static key)
  * while disabled.  They are defined in the companion module
@@ -44,6 +45,7 @@ enum lruopt_lazyfree_reason {
 	LRUOPT_LAZYFREE_LAZY,		/* no pressure: stock MADV_FREE */
 	LRUOPT_LAZYFREE_WMARK,		/* no zone above its mark: freed now */
 	LRUOPT_LAZYFREE_RECLAIM,	/* kswapd reclaiming: freed now */
+	LRUOPT_LAZYFREE_MEMCG,		/* memory cgroup near its limit: freed now */
 };
 
 /* Which version of this header the events were built from (lruopt_events.c). */
@@ -134,24 +136,32 @@ TRACE_EVENT(munlock_batch,
 TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_LAZY);
 TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_WMARK);
 TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_RECLAIM);
+TRACE_DEFINE_ENUM(LRUOPT_LAZYFREE_MEMCG);
 
 TRACE_EVENT(lazyfree,
 	    TP_PROTO(unsigned long start, unsigned long end,
-		     enum lruopt_lazyfree_reason reason),
-	    TP_ARGS(start, end, reason),
+		     enum lruopt_lazyfree_reason reason, unsigned long freed,
+		     unsigned long kept),
+	    TP_ARGS(start, end, reason, freed, kept),
 	    TP_STRUCT__entry(__field(unsigned long, start)
 			     __field(unsigned long, end)
-			     __field(unsigned int, reason)),
+			     __field(unsigned int, reason)
+			     __field(unsigned long, freed)
+			     __field(unsigned long, kept)),
 	    TP_fast_assign(__entry->start = start;
 			   __entry->end = end;
-			   __entry->reason = reason;),
-	    TP_printk("start=%#lx end=%#lx pages=%lu reason=%s",
+			   __entry->reason = reason;
+			   __entry->freed = freed;
+			   __entry->kept = kept;),
+	    TP_printk("start=%#lx end=%#lx pages=%lu reason=%s freed=%lu kept=%lu",
 		      __entry->start, __entry->end,
 		      (__entry->end - __entry->start) >> PAGE_SHIFT,
 		      __print_symbolic(__entry->reason,
 				       { LRUOPT_LAZYFREE_LAZY, "lazy" },
 				       { LRUOPT_LAZYFREE_WMARK, "wmark" },
-				       { LRUOPT_LAZYFREE_RECLAIM, "reclaim" }))
+				       { LRUOPT_LAZYFREE_RECLAIM, "reclaim" },
+				       { LRUOPT_LAZYFREE_MEMCG, "memcg" }),
+		      __entry->freed, __entry->kept)
 );
 
 #endif /* _LRUOPT_TRACE_H */

@@ -67,7 +67,7 @@ fields() { sed -n 's/^[[:space:]]*field:[^;]* \([a-z_]*\);.*/\1/p' "$I/events/lr
 assert_eq "lruopt:drain fields" \
 	"caller wait_ns queued skipped deferred remote timed_out result hint inline_drain force_all_cpus " "$(fields drain)"
 assert_eq "lruopt:munlock_batch fields" "folios locks mlock " "$(fields munlock_batch)"
-assert_eq "lruopt:lazyfree fields" "start end reason " "$(fields lazyfree)"
+assert_eq "lruopt:lazyfree fields" "start end reason freed kept " "$(fields lazyfree)"
 
 # ---- munlock_batch against the counters
 echo 1 >"$I/events/lruopt/munlock_batch/enable"

@@ -6,10 +6,17 @@
 #    out); lazyfree_enabled=1 with patch_lazyfree=0 is refused; 1 puts it
 #    in whatever the switch says.
 #  - under pressure (wmark_pct=100000: no zone can be above 1000x its high
-#    watermark) a MADV_FREE call does what MADV_DONTNEED does to the same
-#    range: returns 0, RssAnon and VmSwap drop as much, every page reads
-#    back as zeroes, a write after the call finds a fresh page, pglazyfree
-#    does not move; the stats say freed_now, pages_freed_now.
+#    watermark) a MADV_FREE call frees the range as MADV_DONTNEED would:
+#    returns 0, RssAnon and VmSwap drop as much, every page reads back as
+#    zeroes, a write after the call finds a fresh page; reclaim discarded
+#    each page (pglazyfreed, the stats' pages_freed_now, the event's freed).
+#  - pages held beyond their mapping (an io_uring fixed buffer: a long-term
+#    pin; a vmsplice()d pipe: FOLL_GET references) are never separated from
+#    it, pressure or not: as with stock, none reads zeroes after the call,
+#    each keeps its frame, and the holder sees what the process wrote after
+#    the call (pages_kept counts them); the same range not held is freed.
+#  - a memory cgroup at its limit is pressure (the zones have room): its
+#    MADV_FREE is freed at once (reason memcg); with room, stock.
 #  - without pressure (wmark_pct=0 and kswapd idle), switched off, or with
 #    the master switch off: stock MADV_FREE (pages kept until reclaim, a
 #    write after the call keeps the page, pglazyfree counts them).
@@ -36,6 +43,15 @@ kv() {
 }
 
 lfstat() { readval "$LF/stats/$1"; }
+# lfnum NAME: the stat as a number, -1 if it cannot be read (for arithmetic)
+lfnum() {
+	local v
+	v=$(lfstat "$1")
+	case $v in
+	'' | *[!0-9]*) echo -1 ;;
+	*) echo "$v" ;;
+	esac
+}
 
 # Swap for the swap-entry check: a zram device, where the kernel has one.
 SWAP=""
@@ -57,6 +73,20 @@ assert_eq "stock MADV_FREE keeps every page until reclaim" \
 assert_eq "stock MADV_DONTNEED frees every page" \
 	"ret=0 zero=$((PAGES - 1)) kept=0 survived=0" \
 	"ret=$(kv "$ref_dn" ret) zero=$(kv "$ref_dn" zero) kept=$(kv "$ref_dn" kept) survived=$(kv "$ref_dn" survived)"
+# held pages, stock: kept whole (io_uring may be switched off: skipped then)
+HELD_ALL="zero=0 same_frame=16 holder_sees_write=16"
+HOLDERS=vmsplice
+ref_io=$(lazyfree_exact pin iouring 2>&1)
+case $ref_io in
+*io_uring_setup*)
+	skip "io_uring fixed buffers" "io_uring is off here: $ref_io" ;;
+*)
+	HOLDERS="iouring vmsplice"
+	assert_eq "stock: an io_uring fixed buffer keeps every page through MADV_FREE" \
+		"$HELD_ALL" "$ref_io" ;;
+esac
+assert_eq "stock: a vmsplice()d range keeps every page through MADV_FREE" \
+	"$HELD_ALL" "$(lazyfree_exact pin vmsplice)"
 
 # ---- patch_lazyfree
 nothing_left() {
@@ -119,17 +149,19 @@ dn=$(lazyfree_exact range $MIB dontneed)
 diag "pressure: FREE: $conv"
 diag "pressure: DONTNEED: $dn"
 assert_eq "pressure: MADV_FREE frees every page at once, as MADV_DONTNEED" \
-	"ret=0 zero=$((PAGES - 1)) kept=0 survived=0 lazyfree=0" \
-	"ret=$(kv "$conv" ret) zero=$(kv "$conv" zero) kept=$(kv "$conv" kept) survived=$(kv "$conv" survived) lazyfree=$(kv "$conv" lazyfree)"
+	"ret=0 zero=$((PAGES - 1)) kept=0 survived=0" \
+	"ret=$(kv "$conv" ret) zero=$(kv "$conv" zero) kept=$(kv "$conv" kept) survived=$(kv "$conv" survived)"
+assert_eq "pressure: reclaim discarded every page (pglazyfreed)" \
+	"$PAGES" "$(kv "$conv" lazyfreed)"
 # RssAnon is read from per-cpu (6.12) or per-task cached (6.1) counters: equal
 # to MADV_DONTNEED's drop within 1 MiB, and most of the range
 c=$(kv "$conv" rss_kb) d=$(kv "$dn" rss_kb)
 diff=$((c - d)); [ $diff -lt 0 ] && diff=$((-diff))
 check "pressure: RssAnon drops as for MADV_DONTNEED ($c kB vs $d kB)" \
 	test $diff -le 1024 -a "$c" -ge $((MIB * 1024 * 3 / 4))
-assert_eq "pressure: stats calls, freed_now, pages_freed_now, lazy, skipped" \
-	"1 1 $PAGES 0 0" \
-	"$(lfstat calls) $(lfstat freed_now) $(lfstat pages_freed_now) $(lfstat lazy) $(lfstat skipped)"
+assert_eq "pressure: stats calls, freed_now, pages_freed_now, pages_kept, lazy, skipped" \
+	"1 1 $PAGES 0 0 0" \
+	"$(lfstat calls) $(lfstat freed_now) $(lfstat pages_freed_now) $(lfstat pages_kept) $(lfstat lazy) $(lfstat skipped)"
 if [ -n "$SWAP" ]; then
 	conv=$(lazyfree_exact range $MIB free swap)
 	dn=$(lazyfree_exact range $MIB dontneed swap)
@@ -146,6 +178,17 @@ assert_eq "pressure: MADV_FREE fails exactly where stock's does" \
 	"$ref_err_free" "$(lazyfree_exact errno free)"
 assert_eq "pressure: MADV_DONTNEED fails exactly where stock's does" \
 	"$ref_err_dn" "$(lazyfree_exact errno dontneed)"
+for h in $HOLDERS; do
+	k0=$(lfnum pages_kept) f0=$(lfnum pages_freed_now)
+	assert_eq "pressure: $h: every held page keeps its frame, and the holder sees the process's write" \
+		"$HELD_ALL" "$(lazyfree_exact pin "$h")"
+	assert_eq "pressure: $h: pages_kept +16, pages_freed_now +0" "16 0" \
+		"$(($(lfnum pages_kept) - k0)) $(($(lfnum pages_freed_now) - f0))"
+done
+f0=$(lfnum pages_freed_now)
+assert_eq "pressure: the same range not held is freed (all 16 read zeroes)" \
+	"zero=16" "$(lazyfree_exact pin none | cut -d' ' -f1)"
+assert_eq "pressure: ... pages_freed_now +16" 16 "$(($(lfnum pages_freed_now) - f0))"
 s0=$(lfstat skipped)
 u=$(lazyfree_exact uffd $MIB)
 check "pressure: a range under userfaultfd keeps its pages ($u)" \
@@ -197,8 +240,57 @@ if check "events/lruopt/lazyfree exists" test -d "$EV"; then
 	assert_eq "lruopt:lazyfree: wmark events = freed_now growth, lazy events = lazy growth" \
 		"$(($(lfstat freed_now) - f0)) $(($(lfstat lazy) - l0))" \
 		"$(grep -c 'lazyfree: .*reason=wmark' "$T/trace") $(grep -c 'lazyfree: .*reason=lazy' "$T/trace")"
-	check "lruopt:lazyfree: 256-page ranges" grep -q 'pages=256 reason=wmark' "$T/trace"
+	assert_eq "lruopt:lazyfree: the wmark range: 256 pages, 256 freed; the lazy ones: none" \
+		"1 2" "$(grep -c 'pages=256 reason=wmark freed=256 kept=0$' "$T/trace") $(grep -c 'pages=256 reason=lazy freed=0 kept=0$' "$T/trace")"
 	echo >"$T/trace"
+fi
+
+# ---- a memory cgroup at its limit, the zones with room (wmark_pct=100)
+# lf_memcg_setup: LF_CG, a memory cgroup: on cgroup2 (memory enabled for
+# it) where the controller is on the default hierarchy, else in its v1
+# hierarchy (80-memcg-* bound it there on 6.1; it stays bound while a
+# group of it lingers), mounted here if no one has it mounted
+LF_CG="" LF_V2=0 LF_MNT=""
+lf_memcg_setup() {
+	local h v1
+	h=$(awk '$1 == "memory" { print $2 }' /proc/cgroups)
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	if [ "$h" = 0 ] && [ -z "$v1" ]; then
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control || return 1
+		LF_CG=/sys/fs/cgroup/lruopt-lazyfree LF_V2=1
+	elif [ -n "$h" ]; then
+		if [ -z "$v1" ]; then
+			v1=/mnt/lazyfree-memcg
+			mkdir -p "$v1" && mount -t cgroup -o memory none "$v1" || return 1
+			LF_MNT=$v1
+		fi
+		LF_CG=$v1/lruopt-lazyfree
+	else
+		echo "no memory controller in /proc/cgroups"
+		return 1
+	fi
+	echo "memory cgroup $LF_CG (hierarchy $h)"
+	mkdir -p "$LF_CG"
+}
+lf_memcg_teardown() {
+	rmdir "$LF_CG" 2>/dev/null
+	[ $LF_V2 = 0 ] || echo -memory >/sys/fs/cgroup/cgroup.subtree_control
+	[ -z "$LF_MNT" ] || umount "$LF_MNT"
+}
+echo 100 >"$LF/wmark_pct"
+lazy_as_stock "no limit, the zones with room (wmark_pct=100)" lazy
+if check "a memory cgroup for the limit checks" lf_memcg_setup; then
+	f0=$(lfnum freed_now) l0=$(lfnum lazy)
+	# usage + 128 KiB: within a charge batch (64 pages) of the limit
+	m=$(lazyfree_exact memcg $MIB "$LF_CG" 128)
+	assert_eq "memcg 128 KiB below its limit: MADV_FREE freed at once" \
+		"ret=0 zero=$((PAGES - 1)) kept=0" "$m"
+	m=$(lazyfree_exact memcg $MIB "$LF_CG" 65536)
+	assert_eq "memcg 64 MiB below its limit: stock MADV_FREE" \
+		"ret=0 zero=0 kept=$((PAGES - 1))" "$m"
+	assert_eq "memcg: stats freed_now +1, lazy +1" "$((f0 + 1)) $((l0 + 1))" \
+		"$(lfstat freed_now) $(lfstat lazy)"
+	lf_memcg_teardown
 fi
 
 # ---- unload and reload under a loop of MADV_FREE and MADV_DONTNEED
