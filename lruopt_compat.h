@@ -701,14 +701,15 @@ static inline bool lruopt_folio_isolate_lru(struct folio *folio)
 #endif
 
 /*
- * Is the memory cgroup of the current task, or one of its ancestors, within
+ * Is the memory cgroup @mm charges to (its owner's, as get_mem_cgroup_from_mm()
+ * finds it), or one of its ancestors, within
  * @pct percent of 1/256 of its limit (the lower of memory.max and
  * memory.high; at least a charge batch) of that limit?  The cgroup
  * analogue of a zone below its high watermark: a group at its limit
  * reclaims on every charge, whatever the zones have free.
  */
 #ifdef CONFIG_MEMCG
-static inline bool lruopt_memcg_short(unsigned int pct)
+static inline bool lruopt_memcg_short(struct mm_struct *mm, unsigned int pct)
 {
 	struct mem_cgroup *memcg;
 	bool short_ = false;
@@ -716,7 +717,8 @@ static inline bool lruopt_memcg_short(unsigned int pct)
 	if (mem_cgroup_disabled() || !pct)
 		return false;
 	rcu_read_lock();
-	for (memcg = mem_cgroup_from_task(current); memcg && !short_;
+	for (memcg = mem_cgroup_from_task(rcu_dereference(mm->owner));
+	     memcg && !short_;
 	     memcg = parent_mem_cgroup(memcg)) {
 		unsigned long limit = min(READ_ONCE(memcg->memory.max),
 					  READ_ONCE(memcg->memory.high));
@@ -731,10 +733,17 @@ static inline bool lruopt_memcg_short(unsigned int pct)
 	return short_;
 }
 #else
-static inline bool lruopt_memcg_short(unsigned int pct)
+static inline bool lruopt_memcg_short(struct mm_struct *mm, unsigned int pct)
 {
 	return false;
 }
+#endif
+
+/* 6.12's droppable mappings (reclaim drops their pages even when dirty) */
+#ifdef VM_DROPPABLE
+#define LRUOPT_VM_DROPPABLE	VM_DROPPABLE
+#else
+#define LRUOPT_VM_DROPPABLE	VM_NONE
 #endif
 
 /* The vma's userfaultfd context, if the kernel has userfaultfd at all. */

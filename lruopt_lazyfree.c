@@ -14,11 +14,14 @@
  * stock MADV_FREE alone.
  *
  * Exact by construction: the pages go through reclaim's own code,
- * reclaim_pages() as MADV_PAGEOUT uses it, so a page is discarded only if
- * stock reclaim would discard it then: clean since the call, its refcount
- * its mapcount plus the isolation's, checked after the PTE is cleared
+ * reclaim_pages() as MADV_PAGEOUT uses it, so a page is discarded only on
+ * stock reclaim's own terms: not written since the call, its refcount its
+ * mapcount plus the isolation's, checked after the PTE is cleared
  * (try_to_unmap_one()'s MADV_FREE check, whose barriers pair with GUP-fast),
- * and frozen at one (shrink_folio_list()).  A page pinned long term
+ * and frozen at one (shrink_folio_list()).  (6.12's reclaim_pages() ignores
+ * the referenced bits, as MADV_PAGEOUT wants, so a page only read between
+ * the two walks below is discarded where the LRU might have kept it a
+ * while: a read does not cancel MADV_FREE.)  A page pinned long term
  * (io_uring fixed buffers, RDMA, vfio), held by I/O in flight or spliced
  * into a pipe keeps its frame and its mapping, and reclaim marks it
  * swap-backed again, as it would later.  The first version zapped the range
@@ -46,7 +49,7 @@
  * in another CPU's LRU batch.
  *
  * Not converted, whatever the pressure: file, shmem and shared vmas (stock
- * MADV_FREE refuses them), a vma with a userfaultfd context (its monitor
+ * MADV_FREE refuses them), droppable vmas (6.12), a vma with a userfaultfd context (its monitor
  * expects UFFD_EVENT_REMOVE before the pages go, from the stock path; if the
  * caller looks the vma up again after the event, it calls this function
  * again, and a vma without a context may then be converted), and a range
@@ -59,8 +62,9 @@
  * counting only what kswapd counts (zone_watermark_ok() with no allocation
  * flags: not the high-order atomic reserve, not CMA): kswapd's own test of
  * a balanced node (pgdat_balanced()), from per-zone counters without
- * summing per-cpu deltas.  Or the caller's memory cgroup, or an ancestor,
- * is near its limit (lruopt_memcg_short(): a container at memory.max on a
+ * summing per-cpu deltas (a node without memory is balanced, as there).
+ * Or the memory cgroup the caller's pages are charged to (its mm's
+ * owner's), or an ancestor, is near its limit (lruopt_memcg_short(): a container at memory.max on a
  * host with memory to spare, where MADV_FREE pages cost most).
  *
  * Locking: called with mmap_lock held for read, as MADV_FREE and
@@ -89,8 +93,8 @@
 /*
  * struct mmu_gather: asm/tlb.h's inline tlb_flush() names
  * flush_tlb_mm_range(), which x86 declares for built-in code only
- * (asm/tlbflush.h, !MODULE).  Nothing here calls that inline: the flushes
- * go through the kernel's out-of-line tlb_flush_mmu() and tlb_finish_mmu().
+ * (asm/tlbflush.h, !MODULE).  Nothing here calls that inline: the flush
+ * goes through the kernel's out-of-line tlb_finish_mmu().
  */
 void flush_tlb_mm_range(struct mm_struct *mm, unsigned long start,
 			unsigned long end, unsigned int stride_shift,
@@ -136,19 +140,21 @@ static unsigned int lazyfree_wmark_pct = 100;
 /**
  * lazyfree_pressure - is the memory the caller allocates from short?
  * @nid: the node the caller runs on
+ * @mm: the caller's mm, whose owner's memory cgroup its pages are charged to
  *
  * Return: LRUOPT_LAZYFREE_RECLAIM if kswapd is reclaiming one of the
  * node's zones, LRUOPT_LAZYFREE_WMARK if none of the zones a movable user
  * page may come from passes kswapd's test against its high watermark *
- * wmark_pct / 100, LRUOPT_LAZYFREE_MEMCG if the caller's memory cgroup or
- * an ancestor is near its limit, else LRUOPT_LAZYFREE_LAZY.
+ * wmark_pct / 100, LRUOPT_LAZYFREE_MEMCG if @mm's memory cgroup or an
+ * ancestor is near its limit, else LRUOPT_LAZYFREE_LAZY.
  */
-static enum lruopt_lazyfree_reason lazyfree_pressure(int nid)
+static enum lruopt_lazyfree_reason lazyfree_pressure(int nid,
+						     struct mm_struct *mm)
 {
 	unsigned int pct = READ_ONCE(lazyfree_wmark_pct);
 	int hi = gfp_zone(GFP_HIGHUSER_MOVABLE);
 	pg_data_t *pgdat = NODE_DATA(nid);
-	bool balanced = false;
+	bool balanced = false, managed = false;
 	int i;
 
 	for (i = 0; i <= hi; i++) {
@@ -156,6 +162,7 @@ static enum lruopt_lazyfree_reason lazyfree_pressure(int nid)
 
 		if (!managed_zone(zone))
 			continue;
+		managed = true;
 		/* set by kswapd for its whole balancing run (balance_pgdat()) */
 		if (test_bit(ZONE_RECLAIM_ACTIVE, &zone->flags))
 			return LRUOPT_LAZYFREE_RECLAIM;
@@ -169,22 +176,25 @@ static enum lruopt_lazyfree_reason lazyfree_pressure(int nid)
 				      hi, 0))
 			balanced = true;
 	}
-	if (!balanced && pct)
+	/* a node without memory is balanced by definition (pgdat_balanced()) */
+	if (managed && !balanced && pct)
 		return LRUOPT_LAZYFREE_WMARK;
-	if (lruopt_memcg_short(pct))
+	if (lruopt_memcg_short(mm, pct))
 		return LRUOPT_LAZYFREE_MEMCG;
 	return LRUOPT_LAZYFREE_LAZY;
 }
 
 /*
  * May this MADV_FREE call be freed at once?  Only where stock
- * MADV_FREE itself would act (an anonymous vma, the range inside it) and
- * no userfaultfd monitor waits for the removal event.
+ * MADV_FREE itself would act (an anonymous vma, the range inside it), no
+ * userfaultfd monitor waits for the removal event, and the vma is not
+ * droppable (6.12: reclaim drops its pages even when written).
  */
 static bool lazyfree_eligible(struct vm_area_struct *vma, unsigned long start,
 			      unsigned long end)
 {
 	return vma_is_anonymous(vma) && !lruopt_vma_uffd_ctx(vma) &&
+	       !(vma->vm_flags & LRUOPT_VM_DROPPABLE) &&
 	       vma->vm_start <= start && start < end && end <= vma->vm_end;
 }
 
@@ -219,11 +229,10 @@ static void lazyfree_mark(struct vm_area_struct *vma, unsigned long start,
 	tlb_start_vma(&tlb, vma);
 	walk_page_range(mm, start, end, &lazyfree_mark_ops, &tlb);
 	/*
-	 * tlb_end_vma(): on x86 (no MMU_GATHER_MERGE_VMAS) it flushes the
-	 * range; so does tlb_flush_mmu(), whose page-freeing half has nothing
-	 * to free (MADV_FREE's walk queues no pages)
+	 * tlb_end_vma() left out: x86 merges vmas (MMU_GATHER_MERGE_VMAS),
+	 * so it flushes only for VM_PFNMAP/VM_MIXEDMAP vmas, never for an
+	 * anonymous one; tlb_finish_mmu() flushes the range, as for stock.
 	 */
-	tlb_flush_mmu(&tlb);
 	mmu_notifier_invalidate_range_end(&range);
 	tlb_finish_mmu(&tlb);
 }
@@ -355,7 +364,7 @@ static bool lruopt_madvise_dontneed_free_valid_vma(struct vm_area_struct *vma,
 		lruopt_count(&lazyfree_stats, LS_SKIPPED, 1);
 		return true;
 	}
-	why = lazyfree_pressure(numa_node_id());
+	why = lazyfree_pressure(numa_node_id(), vma->vm_mm);
 	if (why == LRUOPT_LAZYFREE_LAZY) {
 		lruopt_count(&lazyfree_stats, LS_LAZY, 1);
 	} else {
