@@ -154,31 +154,40 @@ static enum lruopt_lazyfree_reason lazyfree_pressure(int nid,
 	unsigned int pct = READ_ONCE(lazyfree_wmark_pct);
 	int hi = gfp_zone(GFP_HIGHUSER_MOVABLE);
 	pg_data_t *pgdat = NODE_DATA(nid);
-	bool balanced = false, managed = false;
+	bool managed = false;
 	int i;
 
+	/* set by kswapd for its whole balancing run (balance_pgdat()) */
 	for (i = 0; i <= hi; i++) {
 		struct zone *zone = pgdat->node_zones + i;
 
-		if (!managed_zone(zone))
-			continue;
-		managed = true;
-		/* set by kswapd for its whole balancing run (balance_pgdat()) */
-		if (test_bit(ZONE_RECLAIM_ACTIVE, &zone->flags))
+		if (managed_zone(zone) &&
+		    test_bit(ZONE_RECLAIM_ACTIVE, &zone->flags))
 			return LRUOPT_LAZYFREE_RECLAIM;
-		/*
-		 * pgdat_balanced()'s test, without the per-cpu sums: free pages
-		 * but the highatomic reserve and CMA above the mark plus the
-		 * zone's reserve against user pages
-		 */
-		if (zone_watermark_ok(zone, 0,
-				      mult_frac(high_wmark_pages(zone), pct, 100),
-				      hi, 0))
-			balanced = true;
 	}
-	/* a node without memory is balanced by definition (pgdat_balanced()) */
-	if (managed && !balanced && pct)
-		return LRUOPT_LAZYFREE_WMARK;
+	/*
+	 * pgdat_balanced()'s test, without the per-cpu sums: free pages but
+	 * the highatomic reserve and CMA above the mark plus the zone's
+	 * reserve against user pages.  One balanced zone is enough, so the
+	 * largest (the highest) is asked first: a call without pressure
+	 * usually asks one zone only, as the cost is paid by every call.
+	 */
+	if (pct) {
+		for (i = hi; i >= 0; i--) {
+			struct zone *zone = pgdat->node_zones + i;
+
+			if (!managed_zone(zone))
+				continue;
+			managed = true;
+			if (zone_watermark_ok(zone, 0,
+					      mult_frac(high_wmark_pages(zone),
+							pct, 100), hi, 0))
+				break;
+		}
+		/* a node without memory is balanced (pgdat_balanced()) */
+		if (managed && i < 0)
+			return LRUOPT_LAZYFREE_WMARK;
+	}
 	if (lruopt_memcg_short(mm, pct))
 		return LRUOPT_LAZYFREE_MEMCG;
 	return LRUOPT_LAZYFREE_LAZY;
