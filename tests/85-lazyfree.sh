@@ -166,11 +166,13 @@ if [ -n "$SWAP" ]; then
 	conv=$(lazyfree_exact range $MIB free swap)
 	dn=$(lazyfree_exact range $MIB dontneed swap)
 	diag "pressure, half swapped out: FREE: $conv; DONTNEED: $dn"
-	check "pressure: the swapped-out half went to swap ($(kv "$dn" swap_kb) kB)" \
-		test "$(kv "$dn" swap_kb)" -gt 0
-	assert_eq "pressure: VmSwap drops as for MADV_DONTNEED, every page reads zeroes" \
-		"swap_kb=$(kv "$dn" swap_kb) zero=$((PAGES - 1))" \
-		"swap_kb=$(kv "$conv" swap_kb) zero=$(kv "$conv" zero)"
+	# each run against itself: how much MADV_PAGEOUT got out differs
+	# between two processes (a page still in a CPU's LRU batch stays)
+	check "pressure: the swapped-out half went to swap ($(kv "$conv" swap_kb) kB, $(kv "$dn" swap_kb) kB)" \
+		test "$(kv "$conv" swap_kb)" -gt 0 -a "$(kv "$dn" swap_kb)" -gt 0
+	assert_eq "pressure: MADV_FREE leaves no swap entry, as MADV_DONTNEED, every page reads zeroes" \
+		"swap_left_kb=0 zero=$((PAGES - 1)) / swap_left_kb=0" \
+		"swap_left_kb=$(kv "$conv" swap_left_kb) zero=$(kv "$conv" zero) / swap_left_kb=$(kv "$dn" swap_left_kb)"
 else
 	skip "pressure: VmSwap drops as for MADV_DONTNEED" "no zram in this kernel"
 fi
@@ -280,12 +282,25 @@ lf_memcg_teardown() {
 echo 100 >"$LF/wmark_pct"
 lazy_as_stock "no limit, the zones with room (wmark_pct=100)" lazy
 if check "a memory cgroup for the limit checks" lf_memcg_setup; then
+	# lf_memcg MARGIN_KB: lazyfree_exact memcg, again (3 tries) while it
+	# reports the group's usage moving under the new limit (exit 3)
+	lf_memcg() {
+		local try=0 out rc
+		while :; do
+			out=$(lazyfree_exact memcg $MIB "$LF_CG" "$1")
+			rc=$?
+			try=$((try + 1))
+			[ $rc = 3 ] && [ $try -lt 3 ] || break
+			diag "memcg $1 KiB: $out; again"
+		done
+		echo "$out"
+	}
 	f0=$(lfnum freed_now) l0=$(lfnum lazy)
 	# usage + 128 KiB: within a charge batch (64 pages) of the limit
-	m=$(lazyfree_exact memcg $MIB "$LF_CG" 128)
+	m=$(lf_memcg 128)
 	assert_eq "memcg 128 KiB below its limit: MADV_FREE freed at once" \
 		"ret=0 zero=$((PAGES - 1)) kept=0" "$m"
-	m=$(lazyfree_exact memcg $MIB "$LF_CG" 65536)
+	m=$(lf_memcg 65536)
 	assert_eq "memcg 64 MiB below its limit: stock MADV_FREE" \
 		"ret=0 zero=0 kept=$((PAGES - 1))" "$m"
 	assert_eq "memcg: stats freed_now +1, lazy +1" "$((f0 + 1)) $((l0 + 1))" \

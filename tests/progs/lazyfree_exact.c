@@ -7,9 +7,10 @@
  *	maps MIB MiB of anonymous memory (no THP), writes a pattern to every
  *	page, with "swap" pages out the second half (MADV_PAGEOUT; needs
  *	swap), then calls madvise() once on the whole range and prints
- *	  ret=R rss_kb=D swap_kb=S lazyfree=L lazyfreed=F zero=Z kept=K survived=V
+ *	  ret=R rss_kb=D swap_kb=S swap_left_kb=T lazyfree=L lazyfreed=F
+ *	  zero=Z kept=K survived=V
  *	R: its return (0 or -errno name); D, S: how much RssAnon and VmSwap
- *	of /proc/self/status dropped; L, F: pglazyfree's and pglazyfreed's
+ *	of /proc/self/status dropped; T: VmSwap after the call; L, F: pglazyfree's and pglazyfreed's
  *	growth (pages marked lazily free, pages reclaim discarded); Z, K: pages
  *	that read back as zeroes, as the pattern (first and last byte of each
  *	page; anything else fails); V: 1 if a write to the first page right
@@ -44,6 +45,8 @@
  *	sets the group's limit to its usage + MARGIN_KB, calls MADV_FREE on
  *	the range, puts the limit back to "max" (v2) or -1 (v1) and prints
  *	  ret=R zero=Z kept=K  (as for "range")
+ *	or, with exit status 3, "precondition lost: ..." if the usage moved
+ *	after the limit was set (the margin would not be MARGIN_KB).
  */
 #include "common.h"
 #include <linux/io_uring.h>
@@ -132,9 +135,9 @@ static int cmd_range(long mib, int adv, bool swap)
 			lt_die("page %zu reads %#x..%#x: neither zeroes nor the pattern",
 			       i / PAGE, a, b);
 	}
-	printf("ret=%s rss_kb=%lld swap_kb=%lld lazyfree=%lld lazyfreed=%lld zero=%ld kept=%ld survived=%d\n",
-	       ret_name(r, e), rss0 - rss1, swap0 - swap1, lz1 - lz0, lzd1 - lzd0,
-	       zero, kept, survived);
+	printf("ret=%s rss_kb=%lld swap_kb=%lld swap_left_kb=%lld lazyfree=%lld lazyfreed=%lld zero=%ld kept=%ld survived=%d\n",
+	       ret_name(r, e), rss0 - rss1, swap0 - swap1, swap1, lz1 - lz0,
+	       lzd1 - lzd0, zero, kept, survived);
 	return 0;
 }
 
@@ -400,6 +403,7 @@ static int cmd_memcg(long mib, const char *dir, long margin_kb)
 	size_t len = (size_t)mib << 20, i;
 	unsigned char *p = lt_map_anon(len, true);
 	char path[512], val[64];
+	long long usage;
 	bool v2;
 	long zero = 0, kept = 0;
 	int r, e;
@@ -410,10 +414,20 @@ static int cmd_memcg(long mib, const char *dir, long margin_kb)
 	cg_write(dir, "cgroup.procs", val);
 	stay();
 	fill(p, len);
-	snprintf(val, sizeof(val), "%lld",
-		 cg_read(dir, v2 ? "memory.current" : "memory.usage_in_bytes") +
-		 margin_kb * 1024);
+	usage = cg_read(dir, v2 ? "memory.current" : "memory.usage_in_bytes");
+	snprintf(val, sizeof(val), "%lld", usage + margin_kb * 1024);
 	cg_write(dir, v2 ? "memory.max" : "memory.limit_in_bytes", val);
+	/*
+	 * The margin is exact only while the usage stands still: a per-CPU
+	 * charge stock drained by another group's charge on this CPU would
+	 * uncharge up to a batch and widen it.  Say so (exit 3) rather than
+	 * print a count the caller would read as lruopt's.
+	 */
+	if (cg_read(dir, v2 ? "memory.current" : "memory.usage_in_bytes") != usage) {
+		cg_write(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v2 ? "max" : "-1");
+		printf("precondition lost: the group's usage moved under the new limit\n");
+		return 3;
+	}
 	r = madvise(p + PAGE, len - PAGE, MADV_FREE);
 	e = errno;
 	cg_write(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v2 ? "max" : "-1");
