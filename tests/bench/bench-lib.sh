@@ -25,6 +25,11 @@ result() {
 	echo "RESULT workload=$BENCH_NAME metric=$1 value=$2 unit=$3 better=$4"
 }
 
+# info TEXT: a diagnostic line for the console log (BENCH-INFO, not a sample)
+info() {
+	echo "INFO $*"
+}
+
 # kv LINE KEY: the value of KEY=VALUE in LINE (empty if absent)
 kv() {
 	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1

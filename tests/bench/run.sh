@@ -287,6 +287,7 @@ run_one() {
 	n=$(grep -c '^RESULT ' "$WORKDIR/run.out")
 	if [ "$r" != 0 ]; then
 		sed -n 's/^RESULT /BENCH kernel='"$KREL"' round='"$r"' config='"$c"' /p' "$WORKDIR/run.out"
+		sed -n 's/^INFO /BENCH-INFO round='"$r"' config='"$c"' workload='"$w"' /p' "$WORKDIR/run.out"
 		SAMPLES=$((SAMPLES + n))
 	fi
 	if [ $rc -ne 0 ] || [ "$n" -eq 0 ]; then

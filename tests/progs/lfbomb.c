@@ -28,8 +28,10 @@
  *	The cost of the call itself: ITERS times, write the first page of a
  *	PAGES-page region, then time one madvise() of the region.  Prints
  *	  call_median_ns=T call_min_ns=M
+ *   reuse and call stay on the CPU they start on (stay() says why).
  */
 #include "common.h"
+#include <ctype.h>
 #include <sys/resource.h>
 #include <sys/swap.h>
 #include <sys/wait.h>
@@ -143,6 +145,18 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
+/*
+ * Stay on the CPU the program started on.  A madvise() call ends in a TLB
+ * flush, which sends an IPI to every other CPU in the mm's cpumask (under
+ * single-threaded TCG it waits for the other vCPU's turn): a process the
+ * scheduler never moves keeps that set to its own CPU, one random factor
+ * less between configurations.
+ */
+static void stay(void)
+{
+	lt_pin(sched_getcpu());
+}
+
 static int reuse(int argc, char **argv)
 {
 	long mib, iters, i, f0;
@@ -160,6 +174,7 @@ static int reuse(int argc, char **argv)
 	t = calloc(iters, sizeof(*t));
 	if (!t)
 		lt_die("calloc");
+	stay();
 	p = lt_map_anon(size, true);
 	write_all(p, size, 0);
 	f0 = minflt();
@@ -178,11 +193,35 @@ static int reuse(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Busy time (USER_HZ ticks: user, nice, system, irq, softirq) of every CPU
+ * but @self, from /proc/stat: under single-threaded TCG a second busy
+ * vCPU halves this one's speed, whatever the configuration.
+ */
+static long long others_busy(int self)
+{
+	long long u, n, sy, id, io, irq, sirq, sum = 0;
+	char line[256];
+	FILE *f = fopen("/proc/stat", "r");
+	int cpu;
+
+	if (!f)
+		lt_die("/proc/stat");
+	while (fgets(line, sizeof(line), f))
+		/* "cpuN ...", not the "cpu  ..." line of their sum */
+		if (!strncmp(line, "cpu", 3) && isdigit((unsigned char)line[3]) &&
+		    sscanf(line, "cpu%d %lld %lld %lld %lld %lld %lld %lld", &cpu,
+			   &u, &n, &sy, &id, &io, &irq, &sirq) == 8 && cpu != self)
+			sum += u + n + sy + irq + sirq;
+	fclose(f);
+	return sum;
+}
+
 static int call(int argc, char **argv)
 {
 	long pages, iters, i;
 	unsigned char *p;
-	long long *t, med;
+	long long *t, med, busy, t0;
 	int advice;
 
 	if (argc != 5) {
@@ -195,7 +234,10 @@ static int call(int argc, char **argv)
 	t = calloc(iters, sizeof(*t));
 	if (!t)
 		lt_die("calloc");
+	stay();
 	p = lt_map_anon(pages * PAGE, true);
+	busy = others_busy(sched_getcpu());
+	t0 = lt_now_ns();
 	for (i = 0; i < iters; i++) {
 		long long s;
 
@@ -205,8 +247,11 @@ static int call(int argc, char **argv)
 			lt_die("madvise");
 		t[i] = lt_now_ns() - s;
 	}
+	t0 = lt_now_ns() - t0;
+	busy = others_busy(sched_getcpu()) - busy;
 	med = lt_quantile(t, iters, 0.5);	/* sorts t */
-	printf("call_median_ns=%lld call_min_ns=%lld\n", med, t[0]);
+	printf("call_median_ns=%lld call_min_ns=%lld others_busy_pct=%lld cpu=%d\n",
+	       med, t[0], t0 > 0 ? busy * 10000000LL * 100 / t0 : 0, sched_getcpu());
 	return 0;
 }
 
