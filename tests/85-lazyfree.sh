@@ -174,7 +174,7 @@ if [ -n "$SWAP" ]; then
 		"swap_left_kb=0 zero=$((PAGES - 1)) / swap_left_kb=0" \
 		"swap_left_kb=$(kv "$conv" swap_left_kb) zero=$(kv "$conv" zero) / swap_left_kb=$(kv "$dn" swap_left_kb)"
 else
-	skip "pressure: VmSwap drops as for MADV_DONTNEED" "no zram in this kernel"
+	skip "pressure: MADV_FREE leaves no swap entry" "no zram in this kernel"
 fi
 assert_eq "pressure: MADV_FREE fails exactly where stock's does" \
 	"$ref_err_free" "$(lazyfree_exact errno free)"
