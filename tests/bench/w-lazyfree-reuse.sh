@@ -21,13 +21,10 @@ WL_OPTIONAL="13 minutes per kernel with lazyfree-bomb (8 rounds)"
 
 wl_run() {
 	out=$(lfbomb reuse "$(qf 16 64)" "$(qf 10 20)") || exit 1
-	# one layout for every configuration's call loops (a random factor
-	# less; it did not remove the per-process slow mode: benchmarks.md)
-	aslr=$(cat /proc/sys/kernel/randomize_va_space)
-	echo 0 >/proc/sys/kernel/randomize_va_space
+	# lfbomb call runs without ASLR: one layout for every configuration
+	# (it did not remove the per-process slow mode: benchmarks.md)
 	fr=$(lfbomb call free 4 "$(qf 5000 20000)") || exit 1
 	dn=$(lfbomb call dontneed 4 "$(qf 5000 20000)") || exit 1
-	echo "$aslr" >/proc/sys/kernel/randomize_va_space
 	# others_busy_pct: the other vCPUs' busy time during the calls (a
 	# second busy vCPU halves this one's speed under one TCG thread)
 	info "free_others_busy_pct=$(kv "$fr" others_busy_pct) dontneed_others_busy_pct=$(kv "$dn" others_busy_pct) free_cpu=$(kv "$fr" cpu) dontneed_cpu=$(kv "$dn" cpu)"

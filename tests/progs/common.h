@@ -101,6 +101,12 @@ static inline void lt_pin(int cpu)
 		sched_yield();
 }
 
+/* Pin the calling task to the CPU it runs on now (lt_pin()). */
+static inline void lt_stay(void)
+{
+	lt_pin(sched_getcpu());
+}
+
 /* Make the calling task SCHED_FIFO at @prio, or die. */
 static inline void lt_fifo(int prio)
 {

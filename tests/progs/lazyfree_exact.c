@@ -90,14 +90,11 @@ static void fill(unsigned char *p, size_t len)
 }
 
 /*
- * Stay on one CPU: every page then reaches the LRU through this CPU's
- * batches, which MADV_FREE drains, and none is left behind in another
- * CPU's batch (where neither stock nor lruopt marks it lazily free).
+ * Every command that fills a range first stays on one CPU (lt_stay()):
+ * every page then reaches the LRU through this CPU's batches, which
+ * MADV_FREE drains, and none is left behind in another CPU's batch (where
+ * neither stock nor lruopt marks it lazily free).
  */
-static void stay(void)
-{
-	lt_pin(sched_getcpu());
-}
 
 static int cmd_range(long mib, int adv, bool swap)
 {
@@ -107,7 +104,7 @@ static int cmd_range(long mib, int adv, bool swap)
 	long zero = 0, kept = 0;
 	int r, e, survived;
 
-	stay();
+	lt_stay();
 	fill(p, len);
 	if (swap && madvise(p + len / 2, len / 2, MADV_PAGEOUT))
 		lt_die("MADV_PAGEOUT");
@@ -328,7 +325,7 @@ static int cmd_pin(const char *kind)
 
 	if (!uring && !splice_ && strcmp(kind, "none"))
 		lt_die("pin: iouring, vmsplice or none, not %s", kind);
-	stay();
+	lt_stay();
 	if (pm < 0 || !seen)
 		lt_die("pagemap");
 	fill(p, len);
@@ -412,7 +409,7 @@ static int cmd_memcg(long mib, const char *dir, long margin_kb)
 	v2 = !access(path, F_OK);
 	snprintf(val, sizeof(val), "%d", getpid());
 	cg_write(dir, "cgroup.procs", val);
-	stay();
+	lt_stay();
 	fill(p, len);
 	usage = cg_read(dir, v2 ? "memory.current" : "memory.usage_in_bytes");
 	snprintf(val, sizeof(val), "%lld", usage + margin_kb * 1024);

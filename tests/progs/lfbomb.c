@@ -27,8 +27,11 @@
  *   lfbomb call free|dontneed PAGES ITERS
  *	The cost of the call itself: ITERS times, write the first page of a
  *	PAGES-page region, then time one madvise() of the region.  Prints
- *	  call_median_ns=T call_min_ns=M
- *   reuse and call stay on the CPU they start on (stay() says why).
+ *	  call_median_ns=T call_min_ns=M others_busy_pct=B cpu=C
+ *	B: the other CPUs' busy time during the calls, in percent of one
+ *	CPU (/proc/stat); C: the CPU the calls ran on.
+ *   reuse and call stay on the CPU they start on, call runs without ASLR
+ *   (the comment above reuse() says why).
  */
 #include "common.h"
 #include <ctype.h>
@@ -146,16 +149,14 @@ static long minflt(void)
 }
 
 /*
- * Stay on the CPU the program started on.  A madvise() call ends in a TLB
- * flush, which sends an IPI to every other CPU in the mm's cpumask (under
- * single-threaded TCG it waits for the other vCPU's turn): a process the
- * scheduler never moves keeps that set to its own CPU, one random factor
- * less between configurations.
+ * reuse and call stay on the CPU they start on (lt_stay()).  A madvise()
+ * call ends in a TLB flush, which sends an IPI to every other CPU in the
+ * mm's cpumask (under single-threaded TCG it waits for the other vCPU's
+ * turn): a process the scheduler never moves keeps that set to its own
+ * CPU, one random factor less between configurations.  call also runs
+ * without address-space randomisation (lt_no_aslr()), for one layout in
+ * every configuration.
  */
-static void stay(void)
-{
-	lt_pin(sched_getcpu());
-}
 
 static int reuse(int argc, char **argv)
 {
@@ -174,7 +175,7 @@ static int reuse(int argc, char **argv)
 	t = calloc(iters, sizeof(*t));
 	if (!t)
 		lt_die("calloc");
-	stay();
+	lt_stay();
 	p = lt_map_anon(size, true);
 	write_all(p, size, 0);
 	f0 = minflt();
@@ -228,13 +229,14 @@ static int call(int argc, char **argv)
 		fprintf(stderr, "usage: lfbomb call free|dontneed PAGES ITERS\n");
 		return 2;
 	}
+	lt_no_aslr(argv);
 	advice = lt_free_advice(argv[2]);
 	pages = lt_arg("PAGES", argv[3], 1, 1 << 20);
 	iters = lt_arg("ITERS", argv[4], 1, 10000000);
 	t = calloc(iters, sizeof(*t));
 	if (!t)
 		lt_die("calloc");
-	stay();
+	lt_stay();
 	p = lt_map_anon(pages * PAGE, true);
 	busy = others_busy(sched_getcpu());
 	t0 = lt_now_ns();
