@@ -3,8 +3,8 @@
 # User targets of lruopt (the kbuild objects are in Kbuild).  "make help"
 # prints this block, up to its first empty line.
 #
-#   make                      build lruopt.ko and lruopt_events.ko for the
-#                             running kernel
+#   make                      build lruopt.ko for the running kernel (and,
+#                             before 6.3, lruopt_events.ko: its trace events)
 #   make KVER=<uname -r>      build for another installed kernel (or KDIR=);
 #                             Debian 13's on Debian 12: scripts/trixie make KVER=
 #   make module-notrace       the same without its trace calls, in
@@ -58,7 +58,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 B := build/$(KVER)
 
 SRCS := lruopt_main.c lruopt_sysfs.c lruopt_drain.c lruopt_drain_sites.c lruopt_munlock.c \
-	lruopt_memcg.c lruopt_quiet.c lruopt_lazyfree.c lruopt_events.c lruopt_drain_sites.h \
+	lruopt_memcg.c lruopt_quiet.c lruopt_lazyfree.c lruopt_events.c lruopt_trace_link.c \
+	lruopt_trace_own.c lruopt_drain_sites.h \
 	lruopt_quiet_adders.h \
 	lruopt.h lruopt_sysfs.h lruopt_compat.h lruopt_mm_internal.h lruopt_trace.h \
 	Kbuild
@@ -113,15 +114,18 @@ endif
 .PHONY: all module module-notrace deps clean help install uninstall dkms-install \
 	dkms-remove dkms-src deb
 
-# The two modules: the livepatch and the companion that owns its trace
-# events (lruopt_events.c), loaded first.
-KOS := lruopt_events.ko lruopt.ko
+# The modules a build made (kbuild's modules.order, .o on 6.12): lruopt.ko,
+# and before v6.3 the companion that owns its trace events (lruopt_events.c,
+# Kbuild).  Read when a recipe runs, after the build.
+KOS = $(shell sed 's|.*/||; s/\.o$$/.ko/' $(B)/modules.order 2>/dev/null)
+ALL_KOS := lruopt_events.ko lruopt.ko
 
 all: module
 ifeq ($(KVER),$(RUNNING))
+	rm -f $(ALL_KOS)
 	cp $(addprefix $(B)/,$(KOS)) .
 	@echo "lruopt: built $(B)/{$(subst $(space),$(comma),$(KOS))}, copied to ./;" \
-		"load with: insmod lruopt_events.ko && insmod lruopt.ko"
+		"load with: insmod lruopt.ko"
 else
 	@echo "lruopt: built $(B)/{$(subst $(space),$(comma),$(KOS))} for $(KVER)" \
 		"(./*.ko are made only for the running kernel)"
@@ -153,6 +157,9 @@ module:
 	@# checks and converts every one of them just below), and Debian's
 	@# headers have no vmlinux to make module BTF from: both expected, said
 	@# once after kbuild's output.
+	@# A companion left by an earlier build must not outlive a kernel that
+	@# builds none (6.3+, Kbuild): kbuild relinks it where it belongs.
+	@rm -f $(B)/lruopt_events.ko
 	@echo '$(MAKE) -C $(KDIR) M=$(abspath $(B)) KBUILD_MODPOST_WARN=1 modules'
 	@$(MAKE) -C $(KDIR) M=$(abspath $(B)) KBUILD_MODPOST_WARN=1 modules 2>&1 \
 		| awk '/undefined!$$/ { next } \
@@ -164,7 +171,7 @@ module:
 	python3 scripts/klp-convert --symvers $(KDIR)/Module.symvers \
 		--ksyms $(B)/ksyms.txt --data $(KLP_DATA) \
 		--addr-ok $(subst $(space),$(comma),$(strip $(KLP_ADDR_OK))) \
-		--companion $(B)/Module.symvers:lruopt_events --list $(B)/lruopt.ko
+		--list $(B)/lruopt.ko
 
 # Configuration F of the benchmark (docs/benchmarks.md, "The cost of the
 # trace events"): lruopt.ko without its trace calls (LRUOPT_NO_TRACE,
@@ -180,12 +187,12 @@ deps:
 	scripts/deps
 
 clean:
-	rm -rf build $(KOS)
+	rm -rf build $(ALL_KOS)
 
 help:
 	@sed -n '3,/^$$/{/^$$/q;s/^# \{0,1\}//;p}' Makefile
 
-# Plain host install of build/KVER/{lruopt_events,lruopt}.ko into
+# Plain host install of build/KVER/lruopt.ko (and lruopt_events.ko before 6.3) into
 # /lib/modules/KVER/$(INSTALL_MOD_DIR) (default updates/, which depmod ranks
 # above the kernel's own tree), then depmod.  Not kbuild's modules_install:
 # on Debian's headers that tries to sign with the absent distribution key
@@ -197,6 +204,8 @@ MOD_DEST = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 DEPMOD = depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
 
 install: module
+	@# a companion an earlier version installed where none is built now (6.3+)
+	rm -f $(addprefix $(MOD_DEST)/,$(filter-out $(KOS),$(ALL_KOS)))
 	install -D -m 0644 -t $(MOD_DEST) $(addprefix $(B)/,$(KOS))
 ifneq ($(SIGN_KEY),)
 	for m in $(KOS); do $(KDIR)/scripts/sign-file sha256 $(SIGN_KEY) \
@@ -205,7 +214,7 @@ endif
 	$(DEPMOD)
 
 uninstall:
-	rm -f $(addprefix $(MOD_DEST)/,$(KOS))
+	rm -f $(addprefix $(MOD_DEST)/,$(ALL_KOS))
 	$(DEPMOD)
 
 # DKMS: copy what the build needs to /usr/src/lruopt-VER (dkms.conf with

@@ -139,12 +139,6 @@ static int lruopt_check_kernel(void)
 		       running);
 		return -ENOEXEC;
 	}
-	/* The tracepoints' prototypes are ours only if the build is: */
-	if (strcmp(lruopt_events_abi, LRUOPT_EVENTS_ABI)) {
-		pr_err("refusing to load: lruopt_events is of another build (trace ABI %s, this module's %s); rmmod lruopt_events and load the pair from one build\n",
-		       lruopt_events_abi, LRUOPT_EVENTS_ABI);
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -188,11 +182,15 @@ static int __init lruopt_init(void)
 	ret = lruopt_check_kernel();
 	if (ret)
 		return ret;
+	/* refuses a companion of another build (lruopt_trace_link.c, _own.c) */
+	ret = lruopt_trace_init();
+	if (ret)
+		return ret;
 	for (i = 0; i < ARRAY_SIZE(lruopt_features); i++)
 		why[i] = lruopt_feature_decide(lruopt_features[i]);
 	ret = lruopt_sysfs_init(lruopt_features, ARRAY_SIZE(lruopt_features));
 	if (ret)
-		return ret;
+		goto err_trace;
 	ret = lruopt_build_patch();
 	if (ret)
 		goto err_sysfs;
@@ -226,6 +224,8 @@ err_patch:
 	lruopt_free_patch();
 err_sysfs:
 	lruopt_sysfs_exit();
+err_trace:
+	lruopt_trace_exit();
 	return ret;
 }
 
@@ -240,6 +240,7 @@ static void __exit lruopt_exit(void)
 {
 	lruopt_free_patch();
 	lruopt_sysfs_exit();
+	lruopt_trace_exit();
 }
 
 module_init(lruopt_init);
@@ -248,6 +249,10 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("lruopt developers");
 MODULE_DESCRIPTION("Livepatch: batched, pending-aware LRU drain, munlock walk and memcg page-stat lock");
 MODULE_VERSION(LRUOPT_VERSION);
-/* modinfo -F trace_abi: the lruopt_events.ko this module loads next to */
+/* modinfo -F trace_abi: the lruopt_events.ko this module links to (< 6.3) */
 MODULE_INFO(trace_abi, LRUOPT_EVENTS_ABI);
+/* modinfo -F trace_events: lruopt, or (before 6.3) lruopt_events */
+MODULE_INFO(trace_events, LRUOPT_EVENTS_OWNER);
+/* before 6.3, modprobe lruopt loads the companion first (lruopt_trace.h) */
+LRUOPT_EVENTS_SOFTDEP;
 MODULE_INFO(livepatch, "Y");

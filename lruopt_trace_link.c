@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lruopt.ko's side of the trace events before v6.3: linking to the
+ * companion lruopt_events.ko at run time (lruopt_events.c says why the
+ * events live there on such kernels).
+ *
+ * lruopt.ko loads and works alone: it has no link-time reference to the
+ * companion.  The events fire once lruopt_events_ops is linked, which
+ * happens
+ *  - at lruopt.ko's load, if the companion is already loaded (modprobe's
+ *    softdep order): symbol_get() in lruopt_trace_init();
+ *  - when the companion goes live after lruopt.ko: the module notifier
+ *    below, at MODULE_STATE_LIVE (symbol_get() refuses a module that is
+ *    still COMING).
+ * A link holds a reference on the companion (symbol_get()), dropped only by
+ * lruopt_trace_exit() at lruopt.ko's exit, when no patched function and no
+ * work item of lruopt runs any more: the ops table cannot go away under a
+ * caller, and rmmod lruopt_events fails while it is linked.  rmmod -f
+ * (CONFIG_MODULE_FORCE_UNLOAD, set in Debian's 6.1) ignores that reference:
+ * the notifier then unlinks at MODULE_STATE_GOING and forgets the reference,
+ * which went with the module (lruopt_trace.h says why no caller is left).
+ *
+ * Which build a companion is of is read first, from lruopt_events_abi,
+ * which every companion exports (0.3.0's too, which had no ops table).  A
+ * companion of another build is refused at load; one that goes live later
+ * is ignored with a warning and its reference dropped at once: never
+ * half-used.
+ *
+ * Lock order: link_lock is taken under the module notifier chain's rwsem
+ * (the notifier) and alone (init, exit); it is never held across anything
+ * that takes that rwsem, so the two cannot deadlock.  symbol_get() and
+ * symbol_put() take no sleeping lock of the module loader (an RCU-protected
+ * walk and a reference count).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/string.h>
+#include "lruopt.h"
+#include "lruopt_trace.h"
+
+#define LRUOPT_EVENTS_MODULE "lruopt_events"
+
+/* Read locklessly by trace_*() (lruopt_trace.h); written under link_lock. */
+const struct lruopt_events_ops *lruopt_events;
+
+static DEFINE_MUTEX(link_lock);
+
+enum lruopt_link {
+	LINK_NONE,	/* no companion loaded */
+	LINK_OK,	/* linked (now or before) */
+	LINK_FOREIGN,	/* a companion of another build, not linked */
+};
+
+/*
+ * Take the companion's ops if it is loaded and of this build.  @at_load:
+ * from lruopt.ko's init, where a companion of another build fails the load
+ * (the caller returns -EINVAL); later it is ignored.  Either is said here.
+ */
+static enum lruopt_link lruopt_events_link(bool at_load)
+{
+	const struct lruopt_events_ops *ops;
+	const char (*abi)[];
+	enum lruopt_link ret = LINK_OK;
+
+	mutex_lock(&link_lock);
+	if (lruopt_events)
+		goto out;
+	abi = symbol_get(lruopt_events_abi);
+	if (!abi) {
+		ret = LINK_NONE;
+		goto out;
+	}
+	/* Its ABI names its lruopt_trace.h, which declares the ops table. */
+	ops = strcmp(*abi, LRUOPT_EVENTS_ABI) ? NULL :
+	      symbol_get(lruopt_events_ops);
+	if (!ops) {
+		if (at_load)
+			pr_err("refusing to load: lruopt_events is of another build (trace ABI %s, this module's %s); rmmod lruopt_events and load the pair from one build\n",
+			       *abi, LRUOPT_EVENTS_ABI);
+		else
+			pr_warn("trace events: ignoring lruopt_events of another build (trace ABI %s, this module's %s); the lruopt:* events stay off until it is replaced: rmmod lruopt_events, then insmod this build's lruopt_events.ko\n",
+				*abi, LRUOPT_EVENTS_ABI);
+		symbol_put(lruopt_events_abi);
+		ret = LINK_FOREIGN;
+		goto out;
+	}
+	/* The table's reference pins the module: the identity's is not needed. */
+	symbol_put(lruopt_events_abi);
+	/*
+	 * Pairs with READ_ONCE() in trace_*() (lruopt_trace.h): a caller that
+	 * sees the pointer sees the table (the companion's const data).
+	 */
+	smp_store_release(&lruopt_events, ops);
+out:
+	mutex_unlock(&link_lock);
+	return ret;
+}
+
+/*
+ * The companion went away without lruopt.ko's consent: rmmod -f, the only
+ * removal its reference allows.  Unlink; its reference is gone with it.
+ */
+static void lruopt_events_gone(void)
+{
+	mutex_lock(&link_lock);
+	if (lruopt_events) {
+		/*
+		 * Callers that loaded the pointer before this store run under
+		 * preempt_disable_notrace() (lruopt_trace.h): the companion's
+		 * free_module() waits for them in synchronize_rcu().
+		 */
+		WRITE_ONCE(lruopt_events, NULL);
+		pr_warn("trace events: lruopt_events was force-removed; the lruopt:* events are off\n");
+	}
+	mutex_unlock(&link_lock);
+}
+
+static int lruopt_events_notify(struct notifier_block *nb,
+				unsigned long action, void *data)
+{
+	struct module *mod = data;
+
+	if (strcmp(mod->name, LRUOPT_EVENTS_MODULE))
+		return NOTIFY_DONE;
+	if (action == MODULE_STATE_GOING) {
+		lruopt_events_gone();
+	} else if (action == MODULE_STATE_LIVE) {
+		switch (lruopt_events_link(false)) {
+		case LINK_OK:
+			pr_info("trace events: lruopt_events loaded, lruopt:* events on\n");
+			break;
+		case LINK_NONE:
+			pr_warn("trace events: ignoring a module named lruopt_events that exports no lruopt_events_abi\n");
+			break;
+		case LINK_FOREIGN:
+			break;
+		}
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block lruopt_events_nb = {
+	.notifier_call = lruopt_events_notify,
+};
+
+/**
+ * lruopt_trace_init - link the trace events of lruopt_events.ko
+ *
+ * Description: registers the module notifier first, then looks for a
+ * companion that is already loaded, so that one going live in between is
+ * seen by one of the two (the link is taken only once).  Without a
+ * companion the events are off and one line says how to get them.  A
+ * companion of another build fails the load.
+ *
+ * Return: 0, -EINVAL for a companion of another build, or the notifier's
+ * registration error.
+ */
+int lruopt_trace_init(void)
+{
+	enum lruopt_link link;
+	int ret;
+
+	ret = register_module_notifier(&lruopt_events_nb);
+	if (ret)
+		return ret;
+	link = lruopt_events_link(true);
+	if (link == LINK_FOREIGN) {
+		lruopt_trace_exit();
+		return -EINVAL;
+	}
+	if (link == LINK_NONE)
+		pr_info("trace events: off until lruopt_events.ko is loaded (before 6.3 a livepatch module cannot own trace events; modprobe lruopt loads both)\n");
+	return 0;
+}
+
+/**
+ * lruopt_trace_exit - drop the link to lruopt_events.ko
+ *
+ * Called last by lruopt.ko's exit (and by its init's unwind), when no
+ * patched function and no work item of lruopt can fire an event any more.
+ * Once the notifier is unregistered no new link can appear.
+ */
+void lruopt_trace_exit(void)
+{
+	unregister_module_notifier(&lruopt_events_nb);
+	mutex_lock(&link_lock);
+	if (lruopt_events) {
+		WRITE_ONCE(lruopt_events, NULL);
+		symbol_put(lruopt_events_ops);
+	}
+	mutex_unlock(&link_lock);
+}
