@@ -1,14 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# 16-trace: the lruopt:* tracepoints, owned by the companion module
-# lruopt_events.ko (lruopt_events.c), the same on 6.1 and 6.12.
-#  - Load order: lruopt.ko without the companion is refused cleanly (its
-#    unknown tracepoint symbols named in dmesg, nothing left loaded), and so
-#    is it next to a companion of another build (another trace ABI: EINVAL,
-#    one dmesg line); with the right one, the companion is in use and
-#    cannot be removed while lruopt.ko is
-#    loaded; on 6.1 neither module draws the tracing core's "bad taint"
-#    complaint (the livepatch has no events of its own).
+# 16-trace: the lruopt:* tracepoints.  From 6.3 lruopt.ko owns them; before
+# (6.1) the companion lruopt_events.ko does (lruopt_trace.h), to which
+# lruopt.ko links at run time.
+#  - insmod lruopt.ko alone loads and patches on every kernel; 6.12: the
+#    events exist and dmesg says nothing of them; 6.1: no events, one dmesg
+#    line says how to get them, a drain and the munlock walk still run.
+#  - 6.12: next to a companion left by 0.3.0 (which built one on every
+#    kernel) lruopt.ko refuses to load (EINVAL, one dmesg line, nothing
+#    left, no reference on it).
+#  - 6.1: the companion loaded after lruopt is linked (one dmesg line), its
+#    events fire (one munlock_batch per batch), it cannot be removed while
+#    linked (refcnt 1) and can once lruopt is gone; a companion of another
+#    build (another trace ABI) loaded after lruopt is ignored (one dmesg
+#    line, no event fires through it, it can be removed first), loaded
+#    before lruopt makes the load fail (EINVAL, one dmesg line, no
+#    reference left on it); so does one shaped as 0.3.0's (another ABI,
+#    no ops table), which an upgrade may leave loaded.  After
+#    every unload order nothing is left: no module, livepatch, sysfs tree
+#    or events.  Loaded in modprobe's order neither module draws the
+#    tracing core's "bad taint" complaint.
 #  - events/lruopt/{drain,munlock_batch,lazyfree} exist, and have the same
 #    fields on every kernel (force_all_cpus as the mm tree's
 #    mm_lru_add_drain_all); a known mlock + munlock of 8 MiB gives
@@ -21,8 +32,9 @@
 #    event per call that reached lruopt; queued, deferred, full and partial
 #    sums equal the stats deltas).  On PREEMPT_RT a move_pages(2) gives
 #    lru_cache_disable()'s drain: force_all_cpus=1.
-#  - lruopt.ko unloads with the events enabled; the events stay with the
-#    companion (and fire no more), and go when it is removed.
+#  - lruopt.ko unloads with the events enabled; on 6.1 the events stay with
+#    the companion (and fire no more) and go when it is removed; on 6.12
+#    they go with lruopt.ko.
 # lruopt-timeout: 600
 . /tests/lib.sh
 . /tests/lib-drain.sh
@@ -31,34 +43,163 @@ ensure_unloaded || exit 1
 T=/sys/kernel/tracing
 [ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 
-# ---- load order
-check "setup: lruopt_events unloaded" rmmod lruopt_events
-check_not "lruopt.ko without lruopt_events: refused" insmod "$KO"
-check_not "refused load: lruopt is not loaded" lruopt_loaded
-check_not "refused load: no livepatch left" test -d "$LP"
-check "refused load: dmesg names a missing tracepoint symbol" \
-	sh -c "dmesg | tail -n 40 | grep -q 'lruopt: Unknown symbol __\(tracepoint\|SC[KT]__tp_func\|traceiter\)_'"
-# An lruopt_events.ko of another build: its trace ABI string replaced
+OWNER=$(events_owner)
 abi=$(trace_abi)
 check "lruopt.ko names its trace ABI (modinfo trace_abi): '$abi'" test ${#abi} -eq 16
-check "setup: a companion of another build" foreign_events /tmp/16-foreign.ko
-check "setup: insmod it" insmod /tmp/16-foreign.ko
-check_not "lruopt.ko next to another build's companion: refused" insmod "$KO"
-check_not "refused load: lruopt is not loaded" lruopt_loaded
-check "refused load: one dmesg line says why" \
-	sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)'"
-check "setup: rmmod the other build's companion" rmmod lruopt_events
-rm -f /tmp/16-foreign.ko
-check "setup: load lruopt_events, then lruopt" load_lruopt || exit 1
-check_not "lruopt_events cannot be removed while lruopt is loaded" rmmod lruopt_events
-check "lruopt_events: used by lruopt (/sys/module/lruopt_events/holders/lruopt)" \
-	test -e /sys/module/lruopt_events/holders/lruopt
-assert_eq "no 'bad taint' complaint at load (6.1: a livepatch's own events would draw one)" 0 \
-	"$(dmesg_since_mark | grep -c 'bad taint')"
-
+case $OWNER in
+lruopt | lruopt_events) pass "lruopt.ko names the events' owner (modinfo trace_events): $OWNER" ;;
+*) fail "lruopt.ko names the events' owner (modinfo trace_events): '$OWNER'" ;;
+esac
 I=$T/instances/lruopt-16
 rmdir "$I" 2>/dev/null
 check "setup: a private tracing instance" mkdir "$I" || exit 1
+
+# nothing_left WHAT: neither module, the livepatch nor the sysfs tree remains
+nothing_left() {
+	check_not "$1: lruopt is not loaded" lruopt_loaded
+	check_not "$1: lruopt_events is not loaded" events_loaded
+	check_not "$1: no livepatch left" test -d "$LP"
+	check_not "$1: no $LO left" test -d "$LO"
+	check_not "$1: no lruopt events left" test -d "$I/events/lruopt"
+}
+
+# munlock_events: the munlock_batch events of one 1 MiB mlock + munlock
+# into $MB_EV, that walk's batches (the counter's delta) into $MB_N
+munlock_events() {
+	local b0
+	b0=$(readval "$LO/munlock/stats/batches")
+	: >"$I/trace"
+	mlockhold 1 1 >/dev/null 2>&1
+	MB_N=$(($(readval "$LO/munlock/stats/batches") - b0))
+	MB_EV=$(grep -c 'munlock_batch:' "$I/trace")
+}
+
+# ---- 6.3+: a companion that 0.3.0 left loaded (it built one everywhere)
+# owns events of the same names: lruopt.ko refuses to load next to it.
+# tests/vm/check puts such a companion in the image (/lruopt_events_stale.ko).
+STALE=/lruopt_events_stale.ko
+if [ "$OWNER" = lruopt ] && [ -f "$STALE" ]; then
+	events_loaded && rmmod lruopt_events
+	check "setup: insmod an older build's companion" insmod "$STALE"
+	dmesg_mark "16-trace stale companion"
+	check_not "lruopt.ko next to an older build's companion: refused" insmod "$KO"
+	# (busybox's insmod tries init_module() after a failed finit_module():
+	# two loads, two refusals)
+	n=$(dmesg_since_mark | grep -c 'lruopt: refusing to load: lruopt_events of an older build (trace ABI [0-9a-f]*) is loaded and owns the lruopt:\* events; rmmod lruopt_events first')
+	check "refused load: dmesg says to rmmod it ($n lines)" test "$n" -ge 1
+	check_not "refused load: lruopt is not loaded" lruopt_loaded
+	check_not "refused load: no livepatch left" test -d "$LP"
+	check_not "refused load: no $LO left" test -d "$LO"
+	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "setup: rmmod the older build's companion" rmmod lruopt_events
+	nothing_left "the older build's companion, then a refused lruopt"
+elif [ "$OWNER" = lruopt ]; then
+	skip "lruopt.ko next to an older build's companion: refused" "no $STALE in the image"
+fi
+
+# ---- insmod lruopt.ko alone (the first command a user types)
+events_loaded && rmmod lruopt_events
+dmesg_mark "16-trace alone"
+check "insmod lruopt.ko alone: loads, transition completes" load_lruopt_alone || exit 1
+check_not "lruopt_events was not loaded" events_loaded
+if [ "$OWNER" = lruopt ]; then
+	# 6.3+: lruopt.ko owns the events
+	assert_eq "no dmesg line about trace events (lruopt.ko owns them)" 0 \
+		"$(dmesg_since_mark | grep -c 'lruopt: trace events')"
+	check "events/lruopt/drain exists with lruopt.ko alone" test -d "$I/events/lruopt/drain"
+	check_not "no lruopt_events.ko in this build" test -f "$EVKO"
+else
+	assert_eq "one dmesg line says the events need lruopt_events.ko" 1 \
+		"$(dmesg_since_mark | grep -c 'lruopt: trace events: off until lruopt_events.ko is loaded')"
+	check_not "no events/lruopt with lruopt.ko alone" test -d "$I/events/lruopt"
+	c0=$(readval "$LO/drain/stats/calls")
+	echo 1 >/proc/sys/vm/compact_memory
+	munlock_events
+	check "alone: a compaction's drain reached lruopt" test "$(readval "$LO/drain/stats/calls")" -gt "$c0"
+	check "alone: the munlock walk ran ($MB_N batches)" test "$MB_N" -gt 0
+
+	# The companion after lruopt: linked from lruopt's module notifier.
+	dmesg_mark "16-trace late companion"
+	check "insmod lruopt_events.ko after lruopt.ko" insmod "$EVKO"
+	assert_eq "one dmesg line: lruopt links to it" 1 \
+		"$(dmesg_since_mark | grep -c 'lruopt: trace events: lruopt_events loaded, lruopt:\* events on')"
+	check "events/lruopt/munlock_batch exists now" test -d "$I/events/lruopt/munlock_batch"
+	echo 1 >"$I/events/lruopt/munlock_batch/enable"
+	munlock_events
+	echo 0 >"$I/events/lruopt/munlock_batch/enable"
+	check "late companion: the walk's batches fire ($MB_N)" test "$MB_N" -gt 0
+	assert_eq "late companion: one munlock_batch event per batch" "$MB_N" "$MB_EV"
+	check_not "late companion: cannot be removed while lruopt uses it" rmmod lruopt_events
+	assert_eq "late companion: lruopt holds one reference" 1 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "order lruopt, then lruopt_events: unload lruopt" unload_lruopt
+	assert_eq "the reference went with lruopt" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "order lruopt, then lruopt_events: rmmod lruopt_events" rmmod lruopt_events
+	nothing_left "lruopt, then lruopt_events"
+
+	# A companion of another build (its trace ABI string replaced)...
+	check "setup: a companion of another build" foreign_events /tmp/16-foreign.ko
+	# ...loaded after lruopt: ignored, never half-used.
+	check "setup: lruopt.ko alone again" load_lruopt_alone
+	dmesg_mark "16-trace foreign after"
+	check "another build's companion after lruopt: insmod succeeds" insmod /tmp/16-foreign.ko
+	assert_eq "one dmesg line: lruopt ignores it" 1 \
+		"$(dmesg_since_mark | grep -c "lruopt: trace events: ignoring lruopt_events of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")"
+	echo 1 >"$I/events/lruopt/munlock_batch/enable"
+	munlock_events
+	echo 0 >"$I/events/lruopt/munlock_batch/enable"
+	check "ignored companion: the walk ran ($MB_N batches)" test "$MB_N" -gt 0
+	assert_eq "ignored companion: no event fired through it" 0 "$MB_EV"
+	assert_eq "ignored companion: lruopt holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "order lruopt_events, then lruopt: rmmod the unused companion first" rmmod lruopt_events
+	check "order lruopt_events, then lruopt: unload lruopt" unload_lruopt
+	nothing_left "lruopt_events, then lruopt"
+	# ...loaded before lruopt: lruopt refuses to load.
+	check "setup: insmod it first" insmod /tmp/16-foreign.ko
+	check_not "lruopt.ko next to another build's companion: refused" insmod "$KO"
+	check_not "refused load: lruopt is not loaded" lruopt_loaded
+	check_not "refused load: no livepatch left" test -d "$LP"
+	check "refused load: one dmesg line says why" \
+		sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)'"
+	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "setup: rmmod the other build's companion" rmmod lruopt_events
+	rm -f /tmp/16-foreign.ko
+
+	# 0.3.0's companion, as an upgrade may leave it loaded: another trace
+	# ABI and no ops table.  Named as another build, not taken for none.
+	check "setup: a companion shaped as 0.3.0's" old_events /tmp/16-old.ko
+	check "setup: lruopt.ko alone again" load_lruopt_alone
+	dmesg_mark "16-trace 0.3.0 after"
+	check "0.3.0's companion after lruopt: insmod succeeds" insmod /tmp/16-old.ko
+	assert_eq "one dmesg line: lruopt ignores it as another build" 1 \
+		"$(dmesg_since_mark | grep -c "lruopt: trace events: ignoring lruopt_events of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")"
+	assert_eq "0.3.0's companion: lruopt holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "0.3.0's companion: removed first" rmmod lruopt_events
+	check "0.3.0's companion: unload lruopt" unload_lruopt
+	nothing_left "0.3.0's companion, then lruopt"
+	check "setup: insmod 0.3.0's companion first" insmod /tmp/16-old.ko
+	dmesg_mark "16-trace 0.3.0 before"
+	check_not "lruopt.ko next to 0.3.0's companion: refused" insmod "$KO"
+	n=$(dmesg_since_mark | grep -c "lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")
+	check "refused load: dmesg names it another build ($n lines, one per busybox insmod try)" test "$n" -ge 1
+	check_not "refused load: no livepatch left" test -d "$LP"
+	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "setup: rmmod 0.3.0's companion" rmmod lruopt_events
+	rm -f /tmp/16-old.ko
+fi
+lruopt_loaded && check "setup: unload lruopt" unload_lruopt
+
+# ---- the usual order (modprobe's): companion first, then lruopt
+dmesg_mark "16-trace"
+check "setup: load lruopt_events (before 6.3), then lruopt" load_lruopt || exit 1
+if [ "$OWNER" = lruopt_events ]; then
+	check_not "lruopt_events cannot be removed while lruopt is loaded" rmmod lruopt_events
+	assert_eq "lruopt_events: lruopt holds one reference" 1 "$(cat /sys/module/lruopt_events/refcnt)"
+	assert_eq "no dmesg line about the trace events (linked at load)" 0 \
+		"$(dmesg_since_mark | grep -c 'lruopt: trace events')"
+fi
+assert_eq "no 'bad taint' complaint at load (6.1: a livepatch's own events would draw one)" 0 \
+	"$(dmesg_since_mark | grep -c 'bad taint')"
+
 for e in drain munlock_batch lazyfree; do
 	check "events/lruopt/$e exists" test -d "$I/events/lruopt/$e"
 done
@@ -158,14 +299,16 @@ fi
 echo 1 >"$I/events/lruopt/munlock_batch/enable"
 echo 1 >"$I/events/lruopt/drain/enable"
 check "unload with the events enabled" unload_lruopt
-check "the events stay with lruopt_events" test -d "$I/events/lruopt/drain"
-: >"$I/trace"
-echo 1 >/proc/sys/vm/compact_memory
-mlockhold 1 1 >/dev/null 2>&1
-assert_eq "and fire no more (a compaction and an mlock later)" 0 "$(grep -c 'drain:\|munlock_batch:' "$I/trace")"
-echo 0 >"$I/events/lruopt/munlock_batch/enable"
-echo 0 >"$I/events/lruopt/drain/enable"
-check "rmmod lruopt_events once lruopt is gone" rmmod lruopt_events
-check_not "the events went with lruopt_events" test -d "$I/events/lruopt"
+if [ "$OWNER" = lruopt_events ]; then
+	check "the events stay with lruopt_events" test -d "$I/events/lruopt/drain"
+	: >"$I/trace"
+	echo 1 >/proc/sys/vm/compact_memory
+	mlockhold 1 1 >/dev/null 2>&1
+	assert_eq "and fire no more (a compaction and an mlock later)" 0 "$(grep -c 'drain:\|munlock_batch:' "$I/trace")"
+	echo 0 >"$I/events/lruopt/munlock_batch/enable"
+	echo 0 >"$I/events/lruopt/drain/enable"
+	check "rmmod lruopt_events once lruopt is gone" rmmod lruopt_events
+fi
+nothing_left "after the unload with the events enabled"
 rmdir "$I"
 check_dmesg_clean "no kernel warnings"

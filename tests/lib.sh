@@ -19,10 +19,13 @@
 LP=/sys/kernel/livepatch/lruopt        # livepatch core's view of the patch
 LO=/sys/kernel/lruopt                  # the module's own sysfs tree
 KO=${LRUOPT_KO:-/lruopt.ko}
-# The companion that owns the lruopt:* trace events (lruopt_events.c):
-# lruopt.ko links against it, so it is loaded first.  run-all.sh loads it
-# before every test, so that a test's own "insmod $KO" finds it.
+# The companion that owns the lruopt:* trace events before 6.3
+# (lruopt_events.c; events_owner): lruopt.ko loads without it
+# and links to it when it is there.  Where the image has it, run-all.sh and
+# load_lruopt load it first, as modprobe lruopt does (softdep), so that the
+# tests see the events; the iso suite's image has none (lruopt.ko alone).
 EVKO=${LRUOPT_EVENTS_KO:-${KO%/*}/lruopt_events.ko}
+
 # Module parameters for every load (kernel command line lruopt.ko_params=,
 # several joined by '+'; lib-memcg.sh adds its own): space-separated here.
 LRUOPT_KO_PARAMS=$(echo "${LRUOPT_KO_PARAMS:-}" | tr '+' ' ')
@@ -390,9 +393,11 @@ events_loaded() {
 	grep -q '^lruopt_events ' /proc/modules
 }
 
-# load_events: insmod the companion unless it is loaded (no output then).
+# load_events: insmod the companion unless it is loaded or the image has
+# none (no output then).
 load_events() {
 	local out
+	[ -f "$EVKO" ] || return 0
 	events_loaded && return 0
 	if ! out=$(insmod "$EVKO" 2>&1); then
 		echo "insmod $EVKO failed: $out"
@@ -406,6 +411,12 @@ trace_abi() {
 	strings "$KO" | sed -n 's/^trace_abi=//p' | head -n 1
 }
 
+# events_owner: the module that owns the lruopt:* events, lruopt (6.3+) or
+# lruopt_events (before): lruopt.ko's modinfo trace_events, read from the file.
+events_owner() {
+	strings "$KO" | sed -n 's/^trace_events=//p' | head -n 1
+}
+
 # FOREIGN_ABI: the trace ABI of foreign_events' companion.
 FOREIGN_ABI=0123456789abcdef
 
@@ -417,6 +428,19 @@ foreign_events() {
 	abi=$(trace_abi)
 	[ ${#abi} -eq 16 ] || { echo "no trace_abi in $KO: '$abi'"; return 1; }
 	binsub "$EVKO" "$1" "$abi" "$FOREIGN_ABI" >/dev/null
+}
+
+# old_events OUT: write to OUT an lruopt_events.ko shaped as 0.3.0's, which
+# an upgrade may leave loaded: foreign_events' other trace ABI, and no
+# lruopt_events_ops (0.3.0 exported only lruopt_events_abi): its name is
+# replaced by one of the same length that still sorts after
+# lruopt_events_abi (the loader bsearches a module's sorted __ksymtab).
+old_events() {
+	foreign_events "$1.tmp" || return 1
+	binsub "$1.tmp" "$1" lruopt_events_ops lruopt_events_old >/dev/null
+	local rc=$?
+	rm -f "$1.tmp"
+	return $rc
 }
 
 # wait_transition [TIMEOUT]: poll $LP/transition until it reads 0.  Sets
@@ -463,8 +487,9 @@ show_pending_tasks() {
 	done | head -120
 }
 
-# load_lruopt [PARAMS...]: insmod, check the livepatch directory appeared and
-# wait for the patch transition.  Sets LOAD_SECS (insmod..transition done).
+# load_lruopt [PARAMS...]: insmod (the events companion first, where the
+# image has it, as modprobe does), check the livepatch directory appeared
+# and wait for the patch transition.  Sets LOAD_SECS (insmod..transition done).
 load_lruopt() {
 	local t0 out
 	t0=$(now)
@@ -476,7 +501,7 @@ load_lruopt() {
 		echo "$KO is missing from the initramfs"
 		return 1
 	fi
-	load_events || return 1
+	[ "${LOAD_ALONE:-0}" = 1 ] || load_events || return 1
 	# LRUOPT_KO_PARAMS (kernel command line lruopt.ko_params=..., several
 	# joined by '+') adds module parameters to every load, e.g. for
 	# debugging the module or tests/bench/demo --ko-params.
@@ -492,6 +517,17 @@ load_lruopt() {
 	wait_transition || return 1
 	LOAD_SECS=$(elapsed_since "$t0")
 	echo "loaded; transition ${TRANSITION_SECS}s, total ${LOAD_SECS}s"
+}
+
+# load_lruopt_alone [PARAMS...]: load_lruopt without the companion, as a
+# plain "insmod lruopt.ko" does.
+load_lruopt_alone() {
+	local rc
+	LOAD_ALONE=1
+	load_lruopt "$@"
+	rc=$?
+	LOAD_ALONE=0
+	return $rc
 }
 
 # unload_lruopt: disable the patch, wait for the unpatch transition to end
