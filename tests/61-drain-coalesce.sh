@@ -52,7 +52,7 @@ ctrace_start() {
 	dtrace_start || return 1
 	echo 0 >"$DTRACE/tracing_on"
 	echo mono >"$DTRACE/trace_clock" || { echo "no mono trace clock"; return 1; }
-	[ -d "$DTRACE/events/lruopt/drain" ] || { echo "no lruopt:drain event (lruopt_events loaded?)"; return 1; }
+	[ -d "$DTRACE/events/lruopt/drain" ] || { echo "no lruopt:drain event (6.1: lruopt_events loaded?)"; return 1; }
 	echo 1 >"$DTRACE/events/lruopt/drain/enable" || return 1
 	: >"$DTRACE/trace"
 	echo 1 >"$DTRACE/tracing_on"

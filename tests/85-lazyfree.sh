@@ -22,7 +22,8 @@
 #    write after the call keeps the page, pglazyfree counts them).
 #  - which calls fail, and how, is stock's, pressure or not; a range a
 #    userfaultfd monitor watches is never freed early.
-#  - lruopt:lazyfree events (lruopt_events.ko, every kernel) match the stats.
+#  - lruopt:lazyfree events (6.12: lruopt.ko's own; 6.1: lruopt_events.ko,
+#    which load_lruopt loads first) match the stats.
 #  - unload and reload while processes free and zap in a loop.
 # lruopt-timeout: 900
 . /tests/lib.sh
@@ -226,7 +227,7 @@ echo 0 >"$LO/enabled"
 lazy_as_stock "master switch 0" stock
 echo 1 >"$LO/enabled"
 
-# ---- lruopt:lazyfree (lruopt_events.ko: on every kernel)
+# ---- lruopt:lazyfree (on every kernel: lruopt.ko's, or 6.1's companion's)
 EV=/sys/kernel/tracing/events/lruopt/lazyfree
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs none /sys/kernel/tracing 2>/dev/null
 if check "events/lruopt/lazyfree exists" test -d "$EV"; then
