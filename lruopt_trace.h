@@ -73,6 +73,7 @@ void lruopt_trace_exit(void);
 #ifdef LRUOPT_EVENTS_COMPANION
 #include <linux/compiler.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/tracepoint-defs.h>
 
 /**
@@ -104,13 +105,14 @@ struct lruopt_events_ops {
 extern const struct lruopt_events_ops lruopt_events_ops;
 
 /* lruopt.ko's view: NULL until the companion is linked (lruopt_trace_link.c). */
-extern const struct lruopt_events_ops *lruopt_events;
+extern const struct lruopt_events_ops __rcu *lruopt_events;
 
 /*
- * The trace_*() below read the companion's table without a lock.  The
- * pointer is published with smp_store_release() (lruopt_trace_link.c) and
- * the table it points to is the companion's const data, written before it
- * went live: READ_ONCE()'s address dependency orders the loads through it.
+ * The trace_*() below read the companion's table without a lock, as
+ * RCU-sched readers.  The pointer is published with rcu_assign_pointer()
+ * (lruopt_trace_link.c) and the table it points to is the companion's
+ * const data, written before it went live: rcu_dereference_sched()'s
+ * address dependency orders the loads through it.
  *
  * The companion cannot go away while the pointer is set: the link holds a
  * module reference until lruopt.ko's exit.  Only a forced removal
@@ -163,7 +165,7 @@ static inline void trace_drain(unsigned long caller, bool hint,
 	const struct lruopt_events_ops *ops;
 
 	preempt_disable_notrace();
-	ops = READ_ONCE(lruopt_events);
+	ops = rcu_dereference_sched(lruopt_events);
 	if (ops && lruopt_tp_on(ops->drain_tp))
 		ops->drain(caller, hint, queued, inline_drain, skipped,
 			   deferred, remote, timed_out, wait_ns,
@@ -177,7 +179,7 @@ static inline void trace_munlock_batch(unsigned int folios,
 	const struct lruopt_events_ops *ops;
 
 	preempt_disable_notrace();
-	ops = READ_ONCE(lruopt_events);
+	ops = rcu_dereference_sched(lruopt_events);
 	if (ops && lruopt_tp_on(ops->munlock_batch_tp))
 		ops->munlock_batch(folios, locks, mlock);
 	preempt_enable_notrace();
@@ -190,7 +192,7 @@ static inline void trace_lazyfree(unsigned long start, unsigned long end,
 	const struct lruopt_events_ops *ops;
 
 	preempt_disable_notrace();
-	ops = READ_ONCE(lruopt_events);
+	ops = rcu_dereference_sched(lruopt_events);
 	if (ops && lruopt_tp_on(ops->lazyfree_tp))
 		ops->lazyfree(start, end, reason, freed, kept);
 	preempt_enable_notrace();

@@ -28,9 +28,16 @@
  *
  * Lock order: link_lock is taken under the module notifier chain's rwsem
  * (the notifier) and alone (init, exit); it is never held across anything
- * that takes that rwsem, so the two cannot deadlock.  symbol_get() and
- * symbol_put() take no sleeping lock of the module loader (an RCU-protected
- * walk and a reference count).
+ * that takes that rwsem (register/unregister_module_notifier()), so the two
+ * cannot deadlock.  symbol_get() and symbol_put() take no sleeping lock of
+ * the module loader (a walk with preemption off and a reference count).
+ *
+ * The reference is dropped under link_lock while the notifier is still
+ * registered, and only then is the notifier removed: a forced removal of
+ * the companion at that moment either finds the link already gone or
+ * waits for link_lock in its GOING callback, before free_module() makes
+ * its symbols unfindable, so symbol_put() never looks for a vanished
+ * module (its BUG_ON()) nor puts a newer companion's reference.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,13 +49,15 @@
 
 #define LRUOPT_EVENTS_MODULE "lruopt_events"
 
-/* Read locklessly by trace_*() (lruopt_trace.h); written under link_lock. */
-const struct lruopt_events_ops *lruopt_events;
+/* Read under RCU-sched by trace_*() (lruopt_trace.h); written under link_lock. */
+const struct lruopt_events_ops __rcu *lruopt_events;
 
 static DEFINE_MUTEX(link_lock);
+/* lruopt_trace_exit() ran: no new link, whatever the notifier sees. */
+static bool link_closed;
 
 enum lruopt_link {
-	LINK_NONE,	/* no companion loaded */
+	LINK_NONE,	/* no companion loaded (or going, or the link closed) */
 	LINK_OK,	/* linked (now or before) */
 	LINK_FOREIGN,	/* a companion of another build, not linked */
 };
@@ -65,17 +74,18 @@ static enum lruopt_link lruopt_events_link(bool at_load)
 	enum lruopt_link ret = LINK_OK;
 
 	mutex_lock(&link_lock);
-	if (lruopt_events)
+	if (link_closed) {
+		ret = LINK_NONE;
+		goto out;
+	}
+	if (rcu_access_pointer(lruopt_events))
 		goto out;
 	abi = symbol_get(lruopt_events_abi);
 	if (!abi) {
 		ret = LINK_NONE;
 		goto out;
 	}
-	/* Its ABI names its lruopt_trace.h, which declares the ops table. */
-	ops = strcmp(*abi, LRUOPT_EVENTS_ABI) ? NULL :
-	      symbol_get(lruopt_events_ops);
-	if (!ops) {
+	if (strcmp(*abi, LRUOPT_EVENTS_ABI)) {
 		if (at_load)
 			pr_err("refusing to load: lruopt_events is of another build (trace ABI %s, this module's %s); rmmod lruopt_events and load the pair from one build\n",
 			       *abi, LRUOPT_EVENTS_ABI);
@@ -86,13 +96,23 @@ static enum lruopt_link lruopt_events_link(bool at_load)
 		ret = LINK_FOREIGN;
 		goto out;
 	}
-	/* The table's reference pins the module: the identity's is not needed. */
-	symbol_put(lruopt_events_abi);
 	/*
-	 * Pairs with READ_ONCE() in trace_*() (lruopt_trace.h): a caller that
-	 * sees the pointer sees the table (the companion's const data).
+	 * Its ABI names its lruopt_trace.h, which declares the ops table: only
+	 * a companion already going away (try_module_get() fails) has none.
+	 * The table's reference pins the module; the identity's is not needed.
 	 */
-	smp_store_release(&lruopt_events, ops);
+	ops = symbol_get(lruopt_events_ops);
+	symbol_put(lruopt_events_abi);
+	if (!ops) {
+		ret = LINK_NONE;
+		goto out;
+	}
+	/*
+	 * Pairs with rcu_dereference_sched() in trace_*() (lruopt_trace.h): a
+	 * caller that sees the pointer sees the table (the companion's const
+	 * data).
+	 */
+	rcu_assign_pointer(lruopt_events, ops);
 out:
 	mutex_unlock(&link_lock);
 	return ret;
@@ -105,13 +125,13 @@ out:
 static void lruopt_events_gone(void)
 {
 	mutex_lock(&link_lock);
-	if (lruopt_events) {
+	if (rcu_access_pointer(lruopt_events)) {
 		/*
-		 * Callers that loaded the pointer before this store run under
-		 * preempt_disable_notrace() (lruopt_trace.h): the companion's
-		 * free_module() waits for them in synchronize_rcu().
+		 * Callers that loaded the pointer before this store are RCU-sched
+		 * readers (lruopt_trace.h): the companion's free_module() waits for
+		 * them in synchronize_rcu().
 		 */
-		WRITE_ONCE(lruopt_events, NULL);
+		RCU_INIT_POINTER(lruopt_events, NULL);
 		pr_warn("trace events: lruopt_events was force-removed; the lruopt:* events are off\n");
 	}
 	mutex_unlock(&link_lock);
@@ -131,10 +151,8 @@ static int lruopt_events_notify(struct notifier_block *nb,
 		case LINK_OK:
 			pr_info("trace events: lruopt_events loaded, lruopt:* events on\n");
 			break;
-		case LINK_NONE:
-			pr_warn("trace events: ignoring a module named lruopt_events that exports no lruopt_events_abi\n");
-			break;
-		case LINK_FOREIGN:
+		case LINK_NONE:		/* going again, or lruopt's exit */
+		case LINK_FOREIGN:	/* said by lruopt_events_link() */
 			break;
 		}
 	}
@@ -180,15 +198,17 @@ int lruopt_trace_init(void)
  *
  * Called last by lruopt.ko's exit (and by its init's unwind), when no
  * patched function and no work item of lruopt can fire an event any more.
- * Once the notifier is unregistered no new link can appear.
+ * The link is closed and its reference dropped before the notifier goes
+ * (the header comment says why this order).
  */
 void lruopt_trace_exit(void)
 {
-	unregister_module_notifier(&lruopt_events_nb);
 	mutex_lock(&link_lock);
-	if (lruopt_events) {
-		WRITE_ONCE(lruopt_events, NULL);
+	link_closed = true;
+	if (rcu_access_pointer(lruopt_events)) {
+		RCU_INIT_POINTER(lruopt_events, NULL);
 		symbol_put(lruopt_events_ops);
 	}
 	mutex_unlock(&link_lock);
+	unregister_module_notifier(&lruopt_events_nb);
 }

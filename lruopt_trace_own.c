@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/string.h>
 #include "lruopt.h"
 
 #define LRUOPT_EVENTS_DEFINE
@@ -25,19 +26,27 @@
  * loaded here (say, after a package upgrade, until the next reboot) owns
  * events of the same names, registered first: this module's would be
  * hidden behind events that never fire.  Its lruopt_events_abi, which
- * every companion exports, gives it away.
+ * every companion exports, gives it away.  (One loaded after lruopt.ko
+ * is not refused: its events are the hidden ones, docs/observability.md.)
  *
  * Return: 0, or -EINVAL while such a companion is loaded.
  */
 int lruopt_trace_init(void)
 {
 	const char (*abi)[] = symbol_get(lruopt_events_abi);
+	char seen[24];
 
 	if (!abi)
 		return 0;
-	pr_err("refusing to load: lruopt_events of an older build (trace ABI %s) is loaded and owns the lruopt:* events; rmmod lruopt_events first (this kernel needs no companion)\n",
-	       *abi);
+	/*
+	 * Copied and put at once: the reference is held for the shortest
+	 * time (a forced removal of the companion in between would make
+	 * symbol_put() find nothing: a window of one strscpy(), not closed).
+	 */
+	strscpy(seen, *abi, sizeof(seen));
 	symbol_put(lruopt_events_abi);
+	pr_err("refusing to load: lruopt_events of an older build (trace ABI %s) is loaded and owns the lruopt:* events; rmmod lruopt_events first (this kernel needs no companion)\n",
+	       seen);
 	return -EINVAL;
 }
 
