@@ -74,6 +74,40 @@ munlock_events() {
 	MB_EV=$(grep -c 'munlock_batch:' "$I/trace")
 }
 
+# other_build_companion KO WHAT: 6.1, a companion of another build (KO)
+# loaded after lruopt is ignored, never half-used (one dmesg line, no event
+# fires through it, no reference, removable first); loaded before lruopt
+# it makes the load fail (one dmesg line, no reference left on it).
+other_build_companion() {
+	local ko="$1" what="$2" line n
+	line="trace ABI $FOREIGN_ABI, this module.s $abi)"
+	check "setup: lruopt.ko alone again" load_lruopt_alone
+	dmesg_mark "16-trace $what after"
+	check "$what after lruopt: insmod succeeds" insmod "$ko"
+	assert_eq "$what after lruopt: one dmesg line, lruopt ignores it as another build" 1 \
+		"$(dmesg_since_mark | grep -c "lruopt: trace events: ignoring lruopt_events of another build ($line")"
+	echo 1 >"$I/events/lruopt/munlock_batch/enable"
+	munlock_events
+	echo 0 >"$I/events/lruopt/munlock_batch/enable"
+	check "$what, ignored: the walk ran ($MB_N batches)" test "$MB_N" -gt 0
+	assert_eq "$what, ignored: no event fired through it" 0 "$MB_EV"
+	assert_eq "$what, ignored: lruopt holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "$what, then lruopt: rmmod the unused companion first" rmmod lruopt_events
+	check "$what, then lruopt: unload lruopt" unload_lruopt
+	nothing_left "$what, then lruopt"
+	check "setup: insmod $what first" insmod "$ko"
+	dmesg_mark "16-trace $what before"
+	check_not "lruopt.ko next to $what: refused" insmod "$KO"
+	# (busybox's insmod tries init_module() after a failed finit_module():
+	# two loads, two refusals)
+	n=$(dmesg_since_mark | grep -c "lruopt: refusing to load: lruopt_events is of another build ($line")
+	check "refused load: dmesg names it another build ($n lines)" test "$n" -ge 1
+	check_not "refused load: lruopt is not loaded" lruopt_loaded
+	check_not "refused load: no livepatch left" test -d "$LP"
+	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
+	check "setup: rmmod $what" rmmod lruopt_events
+}
+
 # ---- 6.3+: a companion that 0.3.0 left loaded (it built one everywhere)
 # owns events of the same names: lruopt.ko refuses to load next to it.
 # tests/vm/check puts such a companion in the image (/lruopt_events_stale.ko).
@@ -136,55 +170,15 @@ else
 	check "order lruopt, then lruopt_events: rmmod lruopt_events" rmmod lruopt_events
 	nothing_left "lruopt, then lruopt_events"
 
-	# A companion of another build (its trace ABI string replaced)...
+	# A companion of another build (its trace ABI string replaced), and
+	# one shaped as 0.3.0's, as an upgrade may leave it loaded (another
+	# trace ABI and no ops table: named as another build, not taken for
+	# none).  Each after lruopt (ignored) and before it (refused).
 	check "setup: a companion of another build" foreign_events /tmp/16-foreign.ko
-	# ...loaded after lruopt: ignored, never half-used.
-	check "setup: lruopt.ko alone again" load_lruopt_alone
-	dmesg_mark "16-trace foreign after"
-	check "another build's companion after lruopt: insmod succeeds" insmod /tmp/16-foreign.ko
-	assert_eq "one dmesg line: lruopt ignores it" 1 \
-		"$(dmesg_since_mark | grep -c "lruopt: trace events: ignoring lruopt_events of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")"
-	echo 1 >"$I/events/lruopt/munlock_batch/enable"
-	munlock_events
-	echo 0 >"$I/events/lruopt/munlock_batch/enable"
-	check "ignored companion: the walk ran ($MB_N batches)" test "$MB_N" -gt 0
-	assert_eq "ignored companion: no event fired through it" 0 "$MB_EV"
-	assert_eq "ignored companion: lruopt holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
-	check "order lruopt_events, then lruopt: rmmod the unused companion first" rmmod lruopt_events
-	check "order lruopt_events, then lruopt: unload lruopt" unload_lruopt
-	nothing_left "lruopt_events, then lruopt"
-	# ...loaded before lruopt: lruopt refuses to load.
-	check "setup: insmod it first" insmod /tmp/16-foreign.ko
-	check_not "lruopt.ko next to another build's companion: refused" insmod "$KO"
-	check_not "refused load: lruopt is not loaded" lruopt_loaded
-	check_not "refused load: no livepatch left" test -d "$LP"
-	check "refused load: one dmesg line says why" \
-		sh -c "dmesg | tail -n 20 | grep -q 'lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)'"
-	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
-	check "setup: rmmod the other build's companion" rmmod lruopt_events
-	rm -f /tmp/16-foreign.ko
-
-	# 0.3.0's companion, as an upgrade may leave it loaded: another trace
-	# ABI and no ops table.  Named as another build, not taken for none.
+	other_build_companion /tmp/16-foreign.ko "another build's companion"
 	check "setup: a companion shaped as 0.3.0's" old_events /tmp/16-old.ko
-	check "setup: lruopt.ko alone again" load_lruopt_alone
-	dmesg_mark "16-trace 0.3.0 after"
-	check "0.3.0's companion after lruopt: insmod succeeds" insmod /tmp/16-old.ko
-	assert_eq "one dmesg line: lruopt ignores it as another build" 1 \
-		"$(dmesg_since_mark | grep -c "lruopt: trace events: ignoring lruopt_events of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")"
-	assert_eq "0.3.0's companion: lruopt holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
-	check "0.3.0's companion: removed first" rmmod lruopt_events
-	check "0.3.0's companion: unload lruopt" unload_lruopt
-	nothing_left "0.3.0's companion, then lruopt"
-	check "setup: insmod 0.3.0's companion first" insmod /tmp/16-old.ko
-	dmesg_mark "16-trace 0.3.0 before"
-	check_not "lruopt.ko next to 0.3.0's companion: refused" insmod "$KO"
-	n=$(dmesg_since_mark | grep -c "lruopt: refusing to load: lruopt_events is of another build (trace ABI $FOREIGN_ABI, this module.s $abi)")
-	check "refused load: dmesg names it another build ($n lines, one per busybox insmod try)" test "$n" -ge 1
-	check_not "refused load: no livepatch left" test -d "$LP"
-	assert_eq "refused load: the companion holds no reference" 0 "$(cat /sys/module/lruopt_events/refcnt)"
-	check "setup: rmmod 0.3.0's companion" rmmod lruopt_events
-	rm -f /tmp/16-old.ko
+	other_build_companion /tmp/16-old.ko "0.3.0's companion"
+	rm -f /tmp/16-foreign.ko /tmp/16-old.ko
 fi
 lruopt_loaded && check "setup: unload lruopt" unload_lruopt
 
