@@ -14,7 +14,7 @@
 
 struct lruopt_counters;
 
-#define LRUOPT_VERSION "0.3.1"
+#define LRUOPT_VERSION "0.3.2"
 
 /**
  * struct lruopt_feature - one replaced kernel hot path and its sysfs directory

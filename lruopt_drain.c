@@ -89,7 +89,7 @@ enum {
 	DS_CALLS, DS_STOCK, DS_FULL, DS_PARTIAL, DS_COALESCED,
 	DS_CPUS_QUEUED, DS_CPUS_SHARED, DS_INLINE, DS_SKIPPED_EMPTY,
 	DS_SKIPPED_CPUS, DS_TIMEOUTS, DS_FALLBACKS, DS_WAIT_TOTAL, DS_WAIT_MAX,
-	DS_DEFERRED, DS_REMOTE, DS_REMOTE_BUSY,
+	DS_DEFERRED, DS_REMOTE, DS_REMOTE_BUSY, DS_NOWAIT, DS_HINT_WAITS,
 	DS_NR
 };
 
@@ -111,6 +111,8 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 	[DS_DEFERRED] = "deferred",
 	[DS_REMOTE] = "remote_drains",
 	[DS_REMOTE_BUSY] = "remote_busy",
+	[DS_NOWAIT] = "cpus_nowait",
+	[DS_HINT_WAITS] = "hint_waits",
 };
 
 /*
@@ -119,8 +121,13 @@ static const char *const drain_stat_names[DS_NR + 1] = {
  * CPU never gets work.  remote_drains counts CPUs whose folio batches were
  * drained from the caller's CPU (every non-empty group locked),
  * remote_busy the CPUs where a hint caller's trylock failed on at least
- * one group.  A skipped CPU is never drained remotely by a hint caller, so
- * remote_drains and deferred never count the same CPU of one call.
+ * one group, cpus_nowait the CPUs whose work a hint caller queued after its
+ * remote drain (a busy group, buffer heads) without waiting for it: a
+ * remote_busy CPU is always one of them.  A skipped CPU is never drained
+ * remotely by a hint caller, so remote_drains and deferred never count
+ * the same CPU of one call.  hint_waits counts the hint calls that
+ * waited for some CPU's queued work: on PREEMPT_RT with remote drains,
+ * none ever does.
  * fallbacks counts the calls that found no memory for their wait block
  * and waited for each CPU in turn (and, before mm_percpu_wq exists, the
  * calls sent to the stock drain).
@@ -287,8 +294,9 @@ struct drain_call {
 	bool go_remote;		/* drains go remote (drain_remote_on()) */
 	unsigned int timeout_us;	/* relaxed only; 0: unbounded */
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
-	unsigned int remote, remote_busy;
+	unsigned int remote, remote_busy, nowait;
 	bool inline_drain;
+	bool waited;		/* waited for some CPU's queued work */
 	bool serial;		/* no wait block: CPUs waited for one by one */
 	bool force_all_cpus;	/* lru_cache_disable()'s drain (the event) */
 	u64 t0;			/* first work (or remote drain) started; 0: none */
@@ -309,6 +317,7 @@ static noinline bool drain_wait_cpu(struct drain_call *dc, int cpu,
 	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
 	s64 left;
 
+	dc->waited = true;
 	if (!end) {
 		wait_event(slot->wq, drain_slot_done(cpu, ticket));
 		return true;
@@ -386,10 +395,11 @@ static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
  * needs a kworker on X and this very lock, so it is never worse.
  *
  * Hint callers never touch a skipped CPU (no lock, no work: it is
- * deferred), trylock the others and fall back to queued work when a lock
- * is busy.  Strict callers block on the lock with PI and never queue work
- * for the batches: the kworker would need X's CPU time *and* the same
- * lock.
+ * deferred), trylock the others, and leave what a busy lock or a
+ * buffer-head LRU keeps from them to queued work they do not wait for
+ * ([NOWAIT] in drain_one()).  Strict callers block on the lock with PI
+ * and never queue work for the batches: the kworker would need X's CPU
+ * time *and* the same lock.
  *
  * Priority inheritance across CPUs.  A drainer on CPU Y that holds X's
  * lock is migrate-disabled for the hold (rt_spin_lock() pins its owner),
@@ -400,14 +410,15 @@ static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
  * 6.1, 31 on 6.12), and nothing else of the drain is pinned: the pass
  * over the CPUs and every lock *wait* run migratable (drain_all() pins
  * only its own-CPU drain), so a drainer blocked on X's lock can be moved
- * away from a busy Y before it gets the lock.  Stock is no better here: its drain of X is
- * a kworker bound to X, which needs X's CPU and the same lock.  Hint
- * callers, the many (fadvise storms), neither wait for a lock nor touch
- * a skipped or isolated CPU at all.
+ * away from a busy Y before it gets the lock.  Stock is no better
+ * here: its drain of X is a kworker bound to X, which needs X's CPU and
+ * the same lock.  Hint callers, the many (fadvise storms), neither wait
+ * for a lock, nor for other CPUs' work, nor touch a skipped or isolated
+ * CPU at all; their pass is pinned, as it blocks nowhere (drain_all()).
  *
  * Buffer-head LRUs are protected by disabling interrupts on their own CPU
  * and cannot be drained remotely: a CPU with buffer heads in its LRU still
- * gets the queued work.
+ * gets the queued work, which only strict callers wait for.
  *
  * CPU hotplug.  page_alloc_cpu_dead() drains a dead CPU's batches without
  * their locks.  A drainer that found X online may still be inside X's
@@ -591,6 +602,7 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 		      bool may_skip)
 {
 	unsigned long ticket;
+	bool first;
 
 	if (!lruopt_cpu_needs_drain(cpu)) {
 		dc->empty++;
@@ -608,13 +620,17 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 		dc->deferred++;
 		return;
 	}
+	first = !dc->t0;
 	drain_started(dc);
 	if (dc->go_remote) {
 		/*
 		 * Checked before each CPU: a remote drain is the caller's own
 		 * time, and past the deadline a hint caller starts no more.
+		 * Not before the first: the call has spent none of its own
+		 * yet (only a preemption between the two clock reads could
+		 * make it late).
 		 */
-		if (dc->end && ktime_get_ns() >= dc->end) {
+		if (!first && dc->end && ktime_get_ns() >= dc->end) {
 			dc->timed_out++;
 			return;
 		}
@@ -626,6 +642,23 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 		if (drain_remote_cpu(dc, cpu, !dc->relaxed) &&
 		    !has_bh_in_lru(cpu, NULL))
 			return;
+		/*
+		 * [NOWAIT] A hint caller queues that work and does not wait
+		 * for it.  The work needs a kworker on X, and X is typically
+		 * busy (a storm's writer, an RT task): waiting for it was
+		 * the multi-millisecond tail of fadvise storms, where stock's
+		 * callers, serialised by its mutex, leave CPUs idle for their
+		 * kworkers.  A busy group makes the call partial; a
+		 * buffer-head LRU only pins buffers, whose pages the work
+		 * releases for a later call.  Not waiting also keeps the
+		 * serial fallback below, and its allocation, off hint
+		 * callers.
+		 */
+		if (dc->relaxed) {
+			drain_request(dc, cpu);
+			dc->nowait++;
+			return;
+		}
 	}
 	ticket = drain_request(dc, cpu);
 	if (w->cpus || drain_wait_alloc(w)) {
@@ -639,17 +672,29 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 
 /*
  * The drain proper, in one pass over the online CPUs.  Returns FULL when
- * every CPU that needed draining was drained before returning, PARTIAL when
- * a hint caller left some (skipped or late).
+ * every CPU's folio batches that needed draining were drained before
+ * returning; a hint
+ * caller with remote drains may leave a buffer-head LRU to work it does
+ * not wait for ([NOWAIT]).  PARTIAL when a hint caller left some batches:
+ * skipped, late, or busy and left to queued work.
  */
 static enum lruopt_drain_result drain_all(struct drain_call *dc)
 {
 	struct drain_wait w = { };
+	bool pinned;
 	int cpu, self;
 
 	dc->relaxed = dc->site.class == DC_HINT;
 	dc->timeout_us = dc->relaxed ? READ_ONCE(drain_timeout_us) : 0;
 	dc->go_remote = drain_remote_on();
+	/*
+	 * A hint caller with remote drains blocks nowhere in its pass
+	 * (trylocks, [NOWAIT], no allocation): it runs pinned, so that
+	 * its own CPU is the one drained inline and none of its remote
+	 * drains queue work on the CPU it started on.  Strict callers run
+	 * migratable (see "Priority inheritance").
+	 */
+	pinned = dc->relaxed && dc->go_remote;
 
 	/*
 	 * [SCAN]: as stock's smp_mb() before its own peeks, it orders
@@ -665,11 +710,11 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc)
 	 * one and still publishes done): the same window as stock's
 	 * queue_work_on() + flush_work().
 	 *
-	 * The pass runs migratable: a drainer that waits for a remote CPU's
-	 * lock (RT) must not be pinned to its own CPU while it waits (see
-	 * "Priority inheritance" above).  "self" is only where the call
-	 * started; the CPU drained inline is the one it ends on, pinned for
-	 * that drain alone, and a caller that moved meanwhile drains the
+	 * Otherwise the pass runs migratable: a drainer that waits for a
+	 * remote CPU's lock (RT) must not be pinned to its own CPU while it
+	 * waits (see "Priority inheritance" above).  "self" is only where the
+	 * call started; the CPU drained inline is the one it ends on, pinned
+	 * for that drain alone, and a caller that moved meanwhile drains the
 	 * CPU it left like any other, never skipping it.  Either way every
 	 * online CPU is covered: the loop covers all but self, the inline
 	 * drain or the second drain_one() covers self.  (A caller moved onto
@@ -677,15 +722,19 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc)
 	 * skipped: a migration's only cost is that count.)
 	 */
 	smp_mb();
+	if (pinned)
+		migrate_disable();
 	self = raw_smp_processor_id();
 	for_each_online_cpu(cpu)
 		if (cpu != self)
 			drain_one(dc, &w, cpu, dc->relaxed);
-	migrate_disable();
-	if (raw_smp_processor_id() != self) {
-		migrate_enable();
-		drain_one(dc, &w, self, false);
+	if (!pinned) {
 		migrate_disable();
+		if (raw_smp_processor_id() != self) {
+			migrate_enable();
+			drain_one(dc, &w, self, false);
+			migrate_disable();
+		}
 	}
 	/* The CPU we are on, inline, while the others' work runs. */
 	if (lruopt_cpu_needs_drain(raw_smp_processor_id())) {
@@ -699,8 +748,8 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc)
 		drain_wait_for(dc, &w, dc->end);
 		kfree(w.cpus);
 	}
-	return dc->skipped || dc->timed_out ? LRUOPT_DRAIN_PARTIAL :
-					      LRUOPT_DRAIN_FULL;
+	return dc->skipped || dc->timed_out || dc->remote_busy ?
+	       LRUOPT_DRAIN_PARTIAL : LRUOPT_DRAIN_FULL;
 }
 
 /* A count kept both globally (stats/) and in the call's site row. */
@@ -748,6 +797,9 @@ static __always_inline void drain_account(struct drain_call *dc,
 		drain_count_both(s, DS_TIMEOUTS, SS_TIMED_OUT, dc->timed_out);
 		drain_count_both(s, DS_REMOTE, SS_REMOTE, dc->remote);
 		lruopt_count(g, DS_REMOTE_BUSY, dc->remote_busy);
+		lruopt_count(g, DS_NOWAIT, dc->nowait);
+		if (dc->waited && dc->relaxed)
+			lruopt_count(g, DS_HINT_WAITS, 1);
 		if (dc->queued + dc->shared)
 			drain_site_count(s, SS_QUEUED, dc->queued + dc->shared);
 		if (dc->t0) {
@@ -761,7 +813,8 @@ static __always_inline void drain_account(struct drain_call *dc,
 	drain_site_count(s, SS_CALLS, 1);
 	trace_drain(dc->ip, s.class == DC_HINT, dc->queued + dc->shared,
 		    dc->inline_drain, dc->skipped, dc->deferred, dc->remote,
-		    dc->timed_out, dc->wait_ns, res, dc->force_all_cpus);
+		    dc->timed_out, dc->nowait, dc->wait_ns, res,
+		    dc->force_all_cpus);
 }
 
 /*
@@ -779,7 +832,7 @@ static __always_inline void drain_account_idle(unsigned long ip,
 	drain_count_both(s, DS_FULL, SS_FULL, 1);
 	lruopt_count(&drain_stats, DS_SKIPPED_EMPTY, empty);
 	drain_site_count(s, SS_CALLS, 1);
-	trace_drain(ip, s.class == DC_HINT, 0, false, 0, 0, 0, 0, 0,
+	trace_drain(ip, s.class == DC_HINT, 0, false, 0, 0, 0, 0, 0, 0,
 		    LRUOPT_DRAIN_FULL, false);
 }
 

@@ -92,7 +92,7 @@ struct lruopt_events_ops {
 	void (*drain)(unsigned long caller, bool hint, unsigned int queued,
 		      bool inline_drain, unsigned int skipped,
 		      unsigned int deferred, unsigned int remote,
-		      unsigned int timed_out, u64 wait_ns,
+		      unsigned int timed_out, unsigned int nowait, u64 wait_ns,
 		      enum lruopt_drain_result result, bool force_all_cpus);
 	void (*munlock_batch)(unsigned int folios, unsigned int locks,
 			      bool mlock);
@@ -158,7 +158,7 @@ static inline void trace_drain(unsigned long caller, bool hint,
 			       unsigned int queued, bool inline_drain,
 			       unsigned int skipped, unsigned int deferred,
 			       unsigned int remote, unsigned int timed_out,
-			       u64 wait_ns,
+			       unsigned int nowait, u64 wait_ns,
 			       enum lruopt_drain_result result,
 			       bool force_all_cpus)
 {
@@ -168,7 +168,7 @@ static inline void trace_drain(unsigned long caller, bool hint,
 	ops = rcu_dereference_sched(lruopt_events);
 	if (ops && lruopt_tp_on(ops->drain_tp))
 		ops->drain(caller, hint, queued, inline_drain, skipped,
-			   deferred, remote, timed_out, wait_ns,
+			   deferred, remote, timed_out, nowait, wait_ns,
 			   result, force_all_cpus);
 	preempt_enable_notrace();
 }
@@ -220,10 +220,11 @@ TRACE_DEFINE_ENUM(LRUOPT_DRAIN_COALESCED);
 TRACE_EVENT(drain,
 	    TP_PROTO(unsigned long caller, bool hint, unsigned int queued,
 		     bool inline_drain, unsigned int skipped, unsigned int deferred,
-		     unsigned int remote, unsigned int timed_out, u64 wait_ns,
+		     unsigned int remote, unsigned int timed_out,
+		     unsigned int nowait, u64 wait_ns,
 		     enum lruopt_drain_result result, bool force_all_cpus),
 	    TP_ARGS(caller, hint, queued, inline_drain, skipped, deferred, remote,
-		    timed_out, wait_ns, result, force_all_cpus),
+		    timed_out, nowait, wait_ns, result, force_all_cpus),
 	    TP_STRUCT__entry(__field(unsigned long, caller)
 			     __field(u64, wait_ns)
 			     __field(unsigned int, queued)
@@ -231,6 +232,7 @@ TRACE_EVENT(drain,
 			     __field(unsigned int, deferred)
 			     __field(unsigned int, remote)
 			     __field(unsigned int, timed_out)
+			     __field(unsigned int, nowait)
 			     __field(unsigned int, result)
 			     __field(bool, hint)
 			     __field(bool, inline_drain)
@@ -242,15 +244,16 @@ TRACE_EVENT(drain,
 			   __entry->deferred = deferred;
 			   __entry->remote = remote;
 			   __entry->timed_out = timed_out;
+			   __entry->nowait = nowait;
 			   __entry->result = result;
 			   __entry->hint = hint;
 			   __entry->inline_drain = inline_drain;
 			   __entry->force_all_cpus = force_all_cpus;),
-	    TP_printk("caller=%pS class=%s queued=%u inline=%d skipped=%u deferred=%u remote=%u timed_out=%u wait_ns=%llu result=%s force_all_cpus=%d",
+	    TP_printk("caller=%pS class=%s queued=%u inline=%d skipped=%u deferred=%u remote=%u timed_out=%u nowait=%u wait_ns=%llu result=%s force_all_cpus=%d",
 		      (void *)__entry->caller, __entry->hint ? "hint" : "strict",
 		      __entry->queued, __entry->inline_drain, __entry->skipped,
 		      __entry->deferred, __entry->remote, __entry->timed_out,
-		      __entry->wait_ns,
+		      __entry->nowait, __entry->wait_ns,
 		      __print_symbolic(__entry->result,
 				       { LRUOPT_DRAIN_FULL, "full" },
 				       { LRUOPT_DRAIN_PARTIAL, "partial" },

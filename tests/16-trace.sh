@@ -200,7 +200,7 @@ done
 # The fields, in order, the same on every kernel.
 fields() { sed -n 's/^[[:space:]]*field:[^;]* \([a-z_]*\);.*/\1/p' "$I/events/lruopt/$1/format" | grep -v '^common_' | tr '\n' ' '; }
 assert_eq "lruopt:drain fields" \
-	"caller wait_ns queued skipped deferred remote timed_out result hint inline_drain force_all_cpus " "$(fields drain)"
+	"caller wait_ns queued skipped deferred remote timed_out nowait result hint inline_drain force_all_cpus " "$(fields drain)"
 assert_eq "lruopt:munlock_batch fields" "folios locks mlock " "$(fields munlock_batch)"
 assert_eq "lruopt:lazyfree fields" "start end reason freed kept " "$(fields lazyfree)"
 

@@ -52,12 +52,13 @@ else
 	mkdir -p "$src"
 	cp -a Makefile Kbuild lruopt*.[ch] scripts "$src"/
 	python3 - "$src/lruopt_drain.c" <<'PY'
-import sys
+import re, sys
 p = sys.argv[1]
 s = open(p).read()
-anchor = '\tstruct drain_wait w = { };\n\tint cpu, self;\n'
-assert anchor in s, 'drain_all() locals not found'
-s = s.replace(anchor, anchor + '\tchar big[400];\n\n\tmemset(big, 0, sizeof(big));\n\tbarrier_data(big);\n', 1)
+# after drain_all()'s declarations, whatever they are
+m = re.search(r'drain_all\(struct drain_call \*dc\)\n\{\n((?:\t[^\n]*;\n)+)', s)
+assert m, 'drain_all() locals not found'
+s = s[:m.end(1)] + '\tchar big[400];\n\n\tmemset(big, 0, sizeof(big));\n\tbarrier_data(big);\n' + s[m.end(1):]
 open(p, 'w').write(s)
 PY
 	expect_fail "$first: a drain with a 400-byte buffer on its stack fails to build" \
