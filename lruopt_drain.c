@@ -16,8 +16,9 @@
  *    its own mutex, which lru_cache_disable() also uses, and a work item that
  *    may still be queued must never be re-initialised.  Ours are initialised
  *    once at load and cancelled at unload;
- *  - shares work between concurrent callers without a global lock or
- *    counter, through per-cpu tickets (see "Tickets" below);
+ *  - shares work between concurrent callers without a global lock, through
+ *    per-cpu tickets (see "Tickets" below; on PREEMPT_RT one global counter
+ *    orders concurrent remote drains, see "Piggyback");
  *  - for hint-like callers only (fadvise, khugepaged, compaction, KSM, memcg
  *    reclaim, drop_caches; lruopt_drain_sites.c classifies the callers),
  *    optionally bounds the call (timeout_us: the wait, and on PREEMPT_RT
@@ -76,6 +77,7 @@
 
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/sched/isolation.h>
 #include <linux/slab.h>
@@ -89,7 +91,8 @@ enum {
 	DS_CALLS, DS_STOCK, DS_FULL, DS_PARTIAL, DS_COALESCED,
 	DS_CPUS_QUEUED, DS_CPUS_SHARED, DS_INLINE, DS_SKIPPED_EMPTY,
 	DS_SKIPPED_CPUS, DS_TIMEOUTS, DS_FALLBACKS, DS_WAIT_TOTAL, DS_WAIT_MAX,
-	DS_DEFERRED, DS_REMOTE, DS_REMOTE_BUSY, DS_NOWAIT, DS_HINT_WAITS,
+	DS_DEFERRED, DS_REMOTE, DS_REMOTE_BUSY, DS_REMOTE_SHARED, DS_NOWAIT,
+	DS_HINT_WAITS,
 	DS_NR
 };
 
@@ -111,6 +114,7 @@ static const char *const drain_stat_names[DS_NR + 1] = {
 	[DS_DEFERRED] = "deferred",
 	[DS_REMOTE] = "remote_drains",
 	[DS_REMOTE_BUSY] = "remote_busy",
+	[DS_REMOTE_SHARED] = "remote_shared",
 	[DS_NOWAIT] = "cpus_nowait",
 	[DS_HINT_WAITS] = "hint_waits",
 };
@@ -120,8 +124,10 @@ static const char *const drain_stat_names[DS_NR + 1] = {
  * deferred those of them that got no work either: equal, since a skipped
  * CPU never gets work.  remote_drains counts CPUs whose folio batches were
  * drained from the caller's CPU (every non-empty group locked),
- * remote_busy the CPUs where a hint caller's trylock failed on at least
- * one group, cpus_nowait the CPUs whose work a hint caller queued after its
+ * remote_busy the CPUs where a hint caller's trylock failed on a group
+ * held by other than a drain begun after the call's scan, remote_shared
+ * those whose every busy group was held by such a drain ("Piggyback"
+ * below), cpus_nowait the CPUs whose work a hint caller queued after its
  * remote drain (a busy group, buffer heads) without waiting for it: a
  * remote_busy CPU is always one of them.  A skipped CPU is never drained
  * remotely by a hint caller, so remote_drains and deferred never count
@@ -178,6 +184,8 @@ struct drain_slot {
 	atomic_long_t requested;
 	unsigned long done;
 	wait_queue_head_t wq;	/* callers waiting for this CPU's run */
+	/* PREEMPT_RT: the epoch of a drain of each group begun ("Piggyback") */
+	unsigned long begun[LRUOPT_REMOTE_GROUPS ?: 1];
 };
 
 static struct drain_slot __percpu *drain_slots;
@@ -294,7 +302,8 @@ struct drain_call {
 	bool go_remote;		/* drains go remote (drain_remote_on()) */
 	unsigned int timeout_us;	/* relaxed only; 0: unbounded */
 	unsigned int queued, shared, empty, skipped, deferred, timed_out;
-	unsigned int remote, remote_busy, nowait;
+	unsigned int remote, remote_busy, remote_shared, nowait;
+	unsigned long epoch;	/* with go_remote: the call's ticket ("Piggyback") */
 	bool inline_drain;
 	bool waited;		/* waited for some CPU's queued work */
 	bool serial;		/* no wait block: CPUs waited for one by one */
@@ -378,7 +387,9 @@ static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
  *      (released) X's mlock batch lock.  Never two CPUs' locks, never two
  *      locks of one CPU (stock nests fbatches -> rotate in its own drain;
  *      not needing that nesting removes the only intra-CPU order).
- *  R3  Under the lock only stock code runs: folio_batch_move_lru() or the
+ *  R3  Under the lock only stock code runs (and the store of the call's
+ *      ticket, [BEGIN]; testing only, fault_target=drain_hold's bounded
+ *      hold): folio_batch_move_lru() or the
  *      mlock batch function, which take the lruvec lock and then free
  *      (zone lock, the *caller's* pcp lock): the owner's own
  *      lru_add_drain_cpu() produces exactly the same lock-class edges
@@ -400,6 +411,25 @@ static void drain_wait_for(struct drain_call *dc, struct drain_wait *w, u64 end)
  * ([NOWAIT] in drain_one()).  Strict callers block on the lock with PI
  * and never queue work for the batches: the kworker would need X's CPU
  * time *and* the same lock.
+ *
+ * Piggyback.  In a storm of hint callers a busy lock is often another
+ * caller's, draining X's batches as this one would.  Every call that
+ * drains with remote drains takes a ticket from drain_epoch after its
+ * [SCAN], with a fully ordered increment [EPOCH], and writes it to X's
+ * begun[g] before it drains X's group g [BEGIN]: under X's lock for a
+ * remote drain, before its own lru_add_drain() for its own CPU.  A hint
+ * caller whose trylock fails reads begun[g]: a later epoch than its own
+ * is a drain whose [EPOCH] increment came after its own in the counter's
+ * order, so everything the caller did before its [EPOCH] (its [SCAN]
+ * included) is visible to that drain's batch reads, which follow its
+ * increment: the group counts as drained (remote_shared), with no work
+ * and no wait, as a run in flight counts for the callers that share its
+ * queued work.  Any value of begun[g] that is later than the caller's
+ * epoch will do, its writer's drain finished or not.  An earlier one:
+ * the holder is X adding to its batch, X's work, or a drain that may
+ * have read the batch before what the caller depends on was added
+ * (remote_busy).  The counter costs one global atomic per draining call,
+ * on PREEMPT_RT with remote drains only.
  *
  * Priority inheritance across CPUs.  A drainer on CPU Y that holds X's
  * lock is migrate-disabled for the hold (rt_spin_lock() pins its owner),
@@ -458,17 +488,124 @@ static int drain_remote_hp_dead(unsigned int cpu)
 	return 0;
 }
 
+/* The drain tickets ("Piggyback"); PREEMPT_RT with remote drains only. */
+static atomic_long_t drain_epoch;
+
+/*
+ * Testing only (67-drain-remote), fault_target=drain_hold: the piggyback
+ * case, made certain.  One hint call of a "drain_call" process waits after
+ * its [EPOCH] until a strict call of one, with a later epoch, holds a batch
+ * lock of a CPU other than the hint caller's; the strict call holds it
+ * until the hint call's trylock of that very lock has failed.  Every wait
+ * is bounded (DRAIN_HOLD_MS), and each step says so in dmesg.
+ */
+#define DRAIN_HOLD_MS	30000
+enum {
+	HOLD_IDLE, HOLD_SETUP, HOLD_WAITING, HOLD_CLAIMED, HOLD_HOLDING,
+	HOLD_TRIED, HOLD_DONE
+};
+
+static bool drain_hold_on __read_mostly;
+static atomic_t drain_hold_state = ATOMIC_INIT(HOLD_IDLE);
+static unsigned long drain_hold_epoch;	/* the hint call's */
+static int drain_hold_cpu;		/* the hint call's CPU */
+static struct drain_slot *drain_hold_slot;	/* the lock held */
+static unsigned int drain_hold_group;
+
+static bool drain_hold_me(void)
+{
+	return unlikely(drain_hold_on) && !strcmp(current->comm, "drain_call");
+}
+
+/* The hint call: wait for a strict one to hold a lock. */
+static void drain_hold_wait(struct drain_call *dc)
+{
+	int ms;
+
+	if (!drain_hold_me() || !dc->relaxed ||
+	    atomic_cmpxchg(&drain_hold_state, HOLD_IDLE, HOLD_SETUP) != HOLD_IDLE)
+		return;
+	drain_hold_epoch = dc->epoch;
+	drain_hold_cpu = raw_smp_processor_id();
+	/* release: the epoch and CPU before the state a strict call reads */
+	atomic_set_release(&drain_hold_state, HOLD_WAITING);
+	pr_info("drain_hold: hint call (epoch %lu, CPU %d) waits for a lock held\n",
+		dc->epoch, drain_hold_cpu);
+	for (ms = 0; ms < DRAIN_HOLD_MS; ms += 20) {
+		if (atomic_read_acquire(&drain_hold_state) >= HOLD_HOLDING)
+			return;
+		msleep(20);
+	}
+	pr_info("drain_hold: no strict call held a lock\n");
+}
+
+/* The strict call, holding @slot's group @g: hold it for the hint call. */
+static void drain_hold_lock(struct drain_call *dc, struct drain_slot *slot,
+			    unsigned int g)
+{
+	int ms;
+
+	if (!drain_hold_me() || dc->relaxed ||
+	    atomic_read_acquire(&drain_hold_state) != HOLD_WAITING ||
+	    slot == per_cpu_ptr(drain_slots, drain_hold_cpu) ||
+	    (long)(dc->epoch - drain_hold_epoch) <= 0 ||
+	    atomic_cmpxchg(&drain_hold_state, HOLD_WAITING,
+			   HOLD_CLAIMED) != HOLD_WAITING)
+		return;
+	drain_hold_slot = slot;
+	drain_hold_group = g;
+	/* release: the lock's identity before the state */
+	atomic_set_release(&drain_hold_state, HOLD_HOLDING);
+	pr_info("drain_hold: strict call (epoch %lu) holds a lock\n", dc->epoch);
+	for (ms = 0; ms < DRAIN_HOLD_MS; ms++) {
+		if (atomic_read(&drain_hold_state) != HOLD_HOLDING)
+			break;
+		mdelay(1);
+	}
+	pr_info("drain_hold: strict call releases the lock (%s)\n",
+		atomic_read(&drain_hold_state) == HOLD_TRIED ?
+		"the hint call tried it" : "nobody tried it");
+	atomic_set(&drain_hold_state, HOLD_DONE);
+}
+
+/* The hint call's trylock of @slot's group @g failed. */
+static void drain_hold_tried(struct drain_slot *slot, unsigned int g)
+{
+	if (!drain_hold_me() ||
+	    atomic_read_acquire(&drain_hold_state) != HOLD_HOLDING ||
+	    slot != drain_hold_slot || g != drain_hold_group)
+		return;
+	atomic_set(&drain_hold_state, HOLD_TRIED);
+}
+
+/*
+ * [BEGIN] for every group of the current CPU, whose drain by the call
+ * follows (see "Piggyback").
+ */
+static void drain_begin_self(struct drain_call *dc)
+{
+	struct drain_slot *slot = this_cpu_ptr(drain_slots);
+	unsigned int g;
+
+	if (!dc->go_remote)
+		return;
+	for (g = 0; g < LRUOPT_REMOTE_GROUPS; g++)
+		WRITE_ONCE(slot->begun[g], dc->epoch);
+}
+
 /*
  * Drain @cpu's batches from here, one group (one lock) after the other.
  * @block: strict caller, wait for a busy lock (PI); else trylock.  Returns
- * true when every group was locked (and drained, or found empty).  Counted
+ * true when every group was locked (and drained, or found empty) or, busy,
+ * held by a drain that began after the call's scan ("Piggyback").  Counted
  * as a remote drain only if some group held folios: a CPU whose only
  * content is its buffer-head LRU is the queued work's.
  */
 static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
 			     bool block)
 {
-	bool busy = false, drained = false;
+	struct drain_slot *slot = per_cpu_ptr(drain_slots, cpu);
+	bool busy = false, shared = false, drained = false;
 	unsigned int g;
 
 	for (g = 0; g < LRUOPT_REMOTE_GROUPS; g++) {
@@ -477,9 +614,17 @@ static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
 		if (!lruopt_remote_pending(cpu, g))
 			continue;
 		if (!lruopt_remote_lock(lock, block)) {
-			busy = true;
+			/* a later epoch's drain: see "Piggyback" */
+			if ((long)(READ_ONCE(slot->begun[g]) - dc->epoch) > 0)
+				shared = true;
+			else
+				busy = true;
+			drain_hold_tried(slot, g);
 			continue;
 		}
+		/* [BEGIN]: see "Piggyback" */
+		WRITE_ONCE(slot->begun[g], dc->epoch);
+		drain_hold_lock(dc, slot, g);
 		/* [FENCED]: pairs with [FENCE] in drain_remote_hp_dead() */
 		if (cpumask_test_cpu(cpu, &drain_remote_cpus))
 			lruopt_remote_drain_group(cpu, g);
@@ -488,6 +633,8 @@ static bool drain_remote_cpu(struct drain_call *dc, unsigned int cpu,
 	}
 	if (busy)
 		dc->remote_busy++;
+	else if (shared)
+		dc->remote_shared++;
 	else if (drained)
 		dc->remote++;
 	return !busy;
@@ -673,7 +820,7 @@ static void drain_one(struct drain_call *dc, struct drain_wait *w, int cpu,
 /*
  * The drain proper, in one pass over the online CPUs.  Returns FULL when
  * every CPU's folio batches that needed draining were drained before
- * returning; a hint
+ * returning (or, busy, by a drain begun after the call's scan); a hint
  * caller with remote drains may leave a buffer-head LRU to work it does
  * not wait for ([NOWAIT]).  PARTIAL when a hint caller left some batches:
  * skipped, late, or busy and left to queued work.
@@ -722,6 +869,11 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc)
 	 * skipped: a migration's only cost is that count.)
 	 */
 	smp_mb();
+	if (dc->go_remote) {
+		/* [EPOCH]: fully ordered; see "Piggyback" */
+		dc->epoch = atomic_long_inc_return(&drain_epoch);
+		drain_hold_wait(dc);
+	}
 	if (pinned)
 		migrate_disable();
 	self = raw_smp_processor_id();
@@ -739,6 +891,7 @@ static enum lruopt_drain_result drain_all(struct drain_call *dc)
 	/* The CPU we are on, inline, while the others' work runs. */
 	if (lruopt_cpu_needs_drain(raw_smp_processor_id())) {
 		drain_started(dc);
+		drain_begin_self(dc);
 		drain_this_cpu();
 		dc->inline_drain = true;
 	}
@@ -797,6 +950,7 @@ static __always_inline void drain_account(struct drain_call *dc,
 		drain_count_both(s, DS_TIMEOUTS, SS_TIMED_OUT, dc->timed_out);
 		drain_count_both(s, DS_REMOTE, SS_REMOTE, dc->remote);
 		lruopt_count(g, DS_REMOTE_BUSY, dc->remote_busy);
+		lruopt_count(g, DS_REMOTE_SHARED, dc->remote_shared);
 		lruopt_count(g, DS_NOWAIT, dc->nowait);
 		if (dc->waited && dc->relaxed)
 			lruopt_count(g, DS_HINT_WAITS, 1);
@@ -1141,6 +1295,7 @@ static int lruopt_drain_init(void)
 	ret = drain_sites_init();
 	if (ret)
 		return ret;
+	drain_hold_on = lruopt_fault_is("drain_hold");
 	drain_slots = alloc_percpu(struct drain_slot);
 	if (!drain_slots) {
 		drain_sites_exit();

@@ -74,11 +74,11 @@ const char *lruopt_patch_mode_name(int mode)
 static char *fault_target;
 module_param(fault_target, charp, 0444);
 MODULE_PARM_DESC(fault_target,
-		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path; drain_endbr: fail the ENDBR64 check of the PREEMPT_RT remote drain; drain_nomem: fail every allocation of a drain's wait block");
+		 "Testing only: ask livepatch for a misspelt copy of this target function, to exercise the refusal path; drain_endbr: fail the ENDBR64 check of the PREEMPT_RT remote drain; drain_nomem: fail every allocation of a drain's wait block; drain_hold: hold a strict PREEMPT_RT remote drain's lock for a hint call of drain_call");
 
 /* Faults that are not a target function: the feature concerned checks. */
 static const char *const lruopt_soft_faults[] = {
-	"drain_endbr", "drain_nomem",
+	"drain_endbr", "drain_nomem", "drain_hold",
 };
 
 /**

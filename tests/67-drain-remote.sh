@@ -22,6 +22,10 @@
 # no timeout with timeout_us set), no work ran on CPU 1, the pages are on
 # the LRU, and the call did not wait for the hog; stock waits for the RT
 # throttling to let its kworker run.  Latencies are reported (RESULT).
+#
+# RT, 3. the ENDBR64 check refuses (fault_target=drain_endbr); 4. a hint
+# call counts a CPU whose lock is held by a drain begun after its scan as
+# drained (fault_target=drain_hold): see those sections.
 # lruopt-timeout: 400
 . /tests/lib.sh
 is_rt && DRAIN_REMOTE=1
@@ -120,3 +124,41 @@ stop_pending >/dev/null
 check "unloaded" unload_lruopt
 check "reloaded without the fault" load_lruopt
 assert_eq "drain/remote is 1 again" 1 "$(readval "$D/remote")"
+
+# ---- 4. piggyback: a hint call's trylock that fails on a lock held by a
+# drain that began after its scan counts the CPU as drained.  Made certain
+# by fault_target=drain_hold (lruopt_drain.c): the hint compaction of
+# drain_call (CPU 0) waits after its ticket until a strict memfd seal of
+# drain_call (CPU 1, begun after it) holds a batch lock of another CPU
+# (CPU $K, where its writer and a helper keep pages batched, or one it
+# finds pending before that); the seal holds the lock until the
+# compaction's trylock of it failed.  Expected: remote_shared
+# +1 and the compaction full; dmesg says the hint call tried the held
+# lock.
+check "unloaded for the hold fault" unload_lruopt
+dmesg_mark 67-hold
+check "loads with fault_target=drain_hold" load_lruopt fault_target=drain_hold
+check "drain knobs set to defaults" drain_defaults
+check "8 pages pending on CPU $K" start_pending "$K" 8
+dsnap pg.0
+drain_call -c 0 -l pgh compact >/tmp/67-pgh.out 2>&1 &
+pgh=$!
+hint_waits_held() { dmesg_since_mark | grep -q "lruopt: drain_hold: hint call"; }
+if check "the hint compaction waits for a held lock (dmesg)" wait_for 60 "drain_hold: hint call" hint_waits_held; then
+	drain_call -c 1 -w "$K" memfd >/tmp/67-pgs.out 2>&1 ||
+		fail "the strict seal" "$(cat /tmp/67-pgs.out)"
+fi
+wait "$pgh" || fail "the hint compaction" "$(cat /tmp/67-pgh.out)"
+dsnap pg.1
+stop_pending >/dev/null
+diag "piggyback: $(show_snap_delta pg.0 pg.1)" "$(dmesg_since_mark | grep drain_hold)"
+assert_eq "the strict seal held a batch lock until the hint call tried it (dmesg)" 1 \
+	"$(dmesg_since_mark | grep -c "lruopt: drain_hold: strict call releases the lock (the hint call tried it)")"
+assert_eq "the hint call counted the held CPU as drained by the later drain (remote_shared)" 1 \
+	"$(sd pg.0 pg.1 remote_shared)"
+assert_eq "the hint compaction was full, not partial (full partial on its row)" "1 0" \
+	"$(crd pg.0 pg.1 "$RX_COMPACT" full_drains) $(crd pg.0 pg.1 "$RX_COMPACT" partial_drains)"
+check "counter invariants hold over the piggyback" stats_consistent pg.0 pg.1
+check "unloaded" unload_lruopt
+check "reloaded without the fault" load_lruopt
+check_dmesg_clean "no kernel warnings during 67-drain-remote's piggyback"
