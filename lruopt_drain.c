@@ -930,6 +930,7 @@ static __always_inline void drain_account(struct drain_call *dc,
 	switch (res) {
 	case LRUOPT_DRAIN_COALESCED:
 		drain_count_both(s, DS_COALESCED, SS_COALESCED, 1);
+		drain_count_both(s, DS_INLINE, SS_INLINE, dc->inline_drain);
 		break;
 	case LRUOPT_DRAIN_FULL:
 	case LRUOPT_DRAIN_PARTIAL:
@@ -1029,6 +1030,25 @@ static bool drain_pending(unsigned int *n)
 	return false;
 }
 
+/*
+ * A coalesced call's own CPU.  The window answers for the other CPUs, not
+ * for what the caller itself batched since the last full drain: stock
+ * always drains the caller's CPU (lru_add_drain_all() queues work there
+ * as anywhere), and so does every call here.  Returns whether there was
+ * anything to drain.
+ */
+static bool drain_self_pending(void)
+{
+	bool pending;
+
+	migrate_disable();
+	pending = lruopt_cpu_needs_drain(raw_smp_processor_id());
+	if (pending)
+		drain_this_cpu();
+	migrate_enable();
+	return pending;
+}
+
 /* Drain for @dc, whose site is classified, and count the call. */
 static void drain_run(struct drain_call *dc, unsigned int coalesce_us)
 {
@@ -1087,6 +1107,7 @@ static void lruopt_lru_add_drain_all(void)
 	    (u64)coalesce_us * NSEC_PER_USEC) {
 		struct drain_call dc = { .ip = ip, .site = site };
 
+		dc.inline_drain = drain_self_pending();
 		drain_account(&dc, LRUOPT_DRAIN_COALESCED);
 		return;
 	}

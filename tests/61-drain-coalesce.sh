@@ -4,7 +4,7 @@
 # MADV_COLLAPSE) arriving within coalesce_us after the end of a *full*
 # drain returns at once (counted coalesced); a strict caller (memfd seal)
 # never does; a partial drain opens no window; coalesce_us=0 never
-# coalesces; the window expires.
+# coalesces; the window expires; a coalesced call drains its own CPU.
 # Whether a call lands inside a window is the clock's business, and a slow
 # host can stretch any gap, so no call is assumed to be inside or outside
 # one: every drain of the test is traced (lruopt:drain, trace_clock mono,
@@ -109,6 +109,36 @@ if [ "$(crd p1.0 p1.1 "$RX_COMPACT" coalesced)" = 0 ]; then
 else
 	diag "p1 was coalesced (a full drain of another caller came within the window): judged below"
 fi
+
+# ---- 7. a coalesced call still drains its own CPU, as stock's always
+# does: right after a full drain (of 8 pages on CPU $K) opened the window,
+# a compaction from CPU 0 with exactly 4 fresh pages of its own batched
+# there (drain_call -o 4).  Up to 3 tries for a call that lands inside the
+# window.  Judged by the call's inline drain on its row, not by the pages:
+# drain_call's exit drains CPU 0 itself (exit_mmap() starts with
+# lru_add_drain()) before anything could read them.
+check "coalesce_us=1000000, no CPU skipped" window 1000000 && dset skip_cpus ""
+own_coalesced() {
+	local try
+	for try in 1 2 3; do
+		sleep 1.2
+		start_pending $K 8 || return 1
+		drain_call -c 0 compact >/dev/null
+		stop_pending >/dev/null
+		dsnap "o$try.0"
+		drain_call -c 0 -o 4 -l own compact >/dev/null
+		dsnap "o$try.1"
+		OWN=o$try
+		[ "$(crd "o$try.0" "o$try.1" "$RX_COMPACT" coalesced)" = 1 ] && return 0
+		echo "try $try: the call was not coalesced: $(show_snap_delta "o$try.0" "o$try.1")"
+	done
+	return 1
+}
+if check "a compaction inside the window after a full drain was coalesced (<= 3 tries)" own_coalesced; then
+	assert_eq "the coalesced call counted one inline drain on its row" 1 \
+		"$(crd "$OWN.0" "$OWN.1" "$RX_COMPACT" inline_drains)"
+fi
+
 check "trace saved" dtrace_stop /tmp/trace-coal.txt
 check "knobs back to defaults" drain_defaults
 n=$(tcount /tmp/trace-coal.txt co 1 exec drain_workfn $K)

@@ -44,6 +44,11 @@
  *   -p PAGES      memfd and pin pages (default 4)
  *   -f FILE, -k KIB   fadvise target and write size (default 16)
  *   -l LABEL      name= of the RESULT line (default MODE)
+ *   -o N          own pages: before each call, empty the caller's CPU's
+ *                 batches (an munmap, whose path runs lru_add_drain() there)
+ *                 and fault N (1..12) fresh anonymous pages, which then sit
+ *                 in that CPU's add batch: exactly N, whatever the process
+ *                 batched before (an exec drains the CPU too).  Use with -c
  *   -m            write "drain_call LABEL begin I" / "... end I" to the
  *                 trace_marker file around call I (1-based): $DRAIN_MARKER,
  *                 default /sys/kernel/tracing/trace_marker
@@ -288,10 +293,37 @@ static void pin_finish(int fd, struct iovec *iov, int registered)
 	close(fd);
 }
 
+/*
+ * -o N: exactly N fresh pages in this CPU's add batch.  The munmap of a
+ * touched scratch page runs lru_add_drain() on this CPU first (the
+ * unmap path does, as drain_pending relies on); N < 15, the smallest
+ * batch (6.1), so none of them is moved by a full batch.  The pages stay
+ * mapped until exit.
+ */
+static int own_pending(long n)
+{
+	long page = sysconf(_SC_PAGESIZE), j;
+	unsigned char *scratch, *p;
+
+	scratch = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (scratch == MAP_FAILED || p == MAP_FAILED) {
+		perror("drain_call: mmap (-o)");
+		return 1;
+	}
+	scratch[0] = 1;
+	munmap(scratch, page);
+	for (j = 0; j < n; j++)
+		p[j * page] = 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = 1, interval = 0, cpu = -1, wcpu = 1, pages = 4, kib = 16, i;
-	long seconds = 900;
+	long seconds = 900, own = 0;
 	double t_start;
 	const char *mode, *file = NULL;
 	int opt, verbose = 0, use_marker = 0, errors = 0, last_errno = 0;
@@ -303,7 +335,7 @@ int main(int argc, char **argv)
 	uint64_t *lat, sum = 0;
 	char *wbuf = NULL;
 
-	while ((opt = getopt(argc, argv, "n:i:c:w:p:f:k:l:t:bmv")) != -1) {
+	while ((opt = getopt(argc, argv, "n:i:c:w:p:f:k:l:o:t:bmv")) != -1) {
 		switch (opt) {
 		case 'n': n = parse_arg("drain_call", "N", optarg, 10000000); break;
 		case 'i': interval = parse_arg("drain_call", "USEC", optarg, 10000000); break;
@@ -313,6 +345,7 @@ int main(int argc, char **argv)
 		case 'f': file = optarg; break;
 		case 'k': kib = parse_arg("drain_call", "KIB", optarg, 1 << 20); break;
 		case 'l': label = optarg; break;
+		case 'o': own = parse_arg("drain_call", "N", optarg, 12); break;
 		case 't': seconds = parse_arg("drain_call", "SECONDS", optarg, 86400); break;
 		case 'b': busy_ok = 1; break;
 		case 'm': use_marker = 1; break;
@@ -430,6 +463,8 @@ int main(int argc, char **argv)
 			}
 		}
 
+		if (own && own_pending(own))
+			return 1;
 		marker("begin", i + 1);
 		t0 = now_ns();
 		if (cfd >= 0) {
