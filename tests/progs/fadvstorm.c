@@ -14,7 +14,17 @@
  * the call, which makes every call drain while the other writers keep
  * refilling their CPUs' LRU batches.  With FADVSTORM_NOMAP=1 in the
  * environment the page is not mapped (on such a filesystem: no drain), the
- * floor of the same call.
+ * floor of the same call.  With FADVSTORM_ONCE=1 each process writes and
+ * maps its file once, before the start, and then only calls fadvise: the
+ * hint drain under a storm without the writeback of a rewritten file
+ * (each call's unmovable mapped page goes to its CPU's deactivate batch,
+ * so every call still drains, and every CPU has something batched).
+ * With FADVSTORM_TOUCH=1 each process also updates its file's times
+ * (futimens) before each call, outside the timed part: ext4 then looks up
+ * the inode's block, which keeps a buffer head in that CPU's bh LRU, as
+ * any writer or metadata update does; only that CPU can drop it (an
+ * interrupt-disabled per-CPU array), so each drain finds work for every
+ * other CPU.
  * All processes start together (a pipe barrier); every fadvise call is
  * timed with CLOCK_MONOTONIC and the pooled distribution is printed as
  *   RESULT name=LABEL nproc=P n=N min_ns=.. median_ns=.. p90_ns=..
@@ -26,6 +36,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,11 +57,47 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* (Re)create @path with @len bytes of @buf; map its first page unless @nomap. */
+static int open_and_map(const char *path, const char *buf, size_t len,
+			int nomap, int idx, int *fd, volatile char **map)
+{
+	*fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (*fd < 0 || write(*fd, buf, len) != (ssize_t)len) {
+		perror("fadvstorm: write");
+		return 1;
+	}
+	*map = NULL;
+	if (nomap)
+		return 0;
+	*map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, *fd, 0);
+	if (*map == MAP_FAILED || (*map)[0] != 'a' + idx) {
+		perror("fadvstorm: mmap");
+		*map = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+static void unmap_and_close(int *fd, volatile char **map)
+{
+	if (*map)
+		munmap((void *)*map, 4096);
+	if (*fd >= 0)
+		close(*fd);
+	*map = NULL;
+	*fd = -1;
+}
+
 static int worker(int idx, long iters, const char *dir, long kib,
 		  uint64_t *lat, int start_fd)
 {
-	const char *nm = getenv("FADVSTORM_NOMAP");
+	const char *nm = getenv("FADVSTORM_NOMAP"), *on = getenv("FADVSTORM_ONCE");
 	int nomap = nm && *nm && strcmp(nm, "0");
+	int once = on && *on && strcmp(on, "0");
+	const char *tc = getenv("FADVSTORM_TOUCH");
+	int touch = tc && *tc && strcmp(tc, "0");
+	volatile char *map = NULL;
+	int fd = -1, rc;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
 	size_t len = (size_t)kib << 10;
 	char path[4096], c;
@@ -68,36 +115,30 @@ static int worker(int idx, long iters, const char *dir, long kib,
 	if (!buf)
 		return 1;
 	memset(buf, 'a' + idx, len);
+	if (once && open_and_map(path, buf, len, nomap, idx, &fd, &map))
+		return 1;
 	if (read(start_fd, &c, 1) < 0)	/* barrier: EOF when the parent closes */
 		return 1;
 	for (i = 0; i < iters && !stop_requested; i++) {
 		uint64_t t0;
-		int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644), rc;
-		volatile char *map;
 
-		if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
-			perror("fadvstorm: write");
+		if (!once && open_and_map(path, buf, len, nomap, idx, &fd, &map))
 			return 1;
-		}
-		map = NULL;
-		if (!nomap) {
-			map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-			if (map == MAP_FAILED || map[0] != 'a' + idx) {
-				perror("fadvstorm: mmap");
-				return 1;
-			}
+		if (touch && futimens(fd, NULL)) {
+			perror("fadvstorm: futimens");
+			return 1;
 		}
 		t0 = now_ns();
 		rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		lat[i] = now_ns() - t0;
-		if (map)
-			munmap((void *)map, 4096);
-		close(fd);
 		if (rc) {
 			fprintf(stderr, "fadvstorm: posix_fadvise: %s\n", strerror(rc));
 			return 1;
 		}
+		if (!once)
+			unmap_and_close(&fd, &map);
 	}
+	unmap_and_close(&fd, &map);
 	unlink(path);
 	if (stop_requested) {
 		fprintf(stderr, "fadvstorm: worker %d stopped after %ld calls\n", idx, i);
