@@ -326,6 +326,27 @@ drain_trace_setup() {
 	echo 0 >"$TRACE_INST/tracing_on"
 }
 
+# fadvstorm_results DIR ITERS LABEL [VAR=VALUE...]: one fadvise storm of
+# 4 writers (fadvstorm, with the VAR=VALUE settings in its environment) in
+# DIR, drain work counted, and its results: call_median, call_p99,
+# calls_per_s, drain_works_per_call (the two fadvise workloads)
+fadvstorm_results() {
+	local dir=$1 iters=$2 label=$3 out works n
+	shift 3
+	drain_trace_begin
+	out=$(env "$@" fadvstorm 4 "$iters" "$dir" 64 "$label") || {
+		drain_trace_end >/dev/null
+		echo "fadvstorm failed: $out" >&2
+		return 1
+	}
+	works=$(drain_trace_end)
+	n=$(kv "$out" n)
+	result call_median "$(ns2us "$(kv "$out" median_ns)")" us lower
+	result call_p99 "$(ns2us "$(kv "$out" p99_ns)")" us lower
+	result calls_per_s "$(div "$((n * 1000))" "$(kv "$out" wall_ms)" 0)" calls/s higher
+	[ -z "$works" ] || result drain_works_per_call "$(div "$works" "$n" 3)" works lower
+}
+
 # drain_trace_begin: start counting (returns 1 if not set up)
 drain_trace_begin() {
 	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] || return 1

@@ -13,6 +13,9 @@
 #   --workloads LIST  comma-separated workload names (default: all w-*.sh
 #                     but the optional ones, see tests/bench/README.md)
 #   --configs SET     subset of ABCDEF to run (default ABC)
+#   --no-tune         B, E and F without the workloads' tune settings:
+#                     lruopt's defaults (the tune="..." of BENCH-WORKLOAD
+#                     then reads "none")
 #   --toggle          in-boot toggle mode, the same as --configs BC: lruopt
 #                     is loaded once and B/C alternate by writes to
 #                     /sys/kernel/lruopt/enabled (no insmod/rmmod between
@@ -60,7 +63,7 @@
 # Exit status: 0 when no run failed, 1 otherwise, 2 on usage errors.
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-ROUNDS="" QUICK=0 WORKLOADS="" CONFIGS=ABC WARMUP=1 HOST=0
+ROUNDS="" QUICK=0 WORKLOADS="" CONFIGS=ABC WARMUP=1 HOST=0 NOTUNE=0
 KO_ARG=${LRUOPT_KO:-/lruopt.ko} KO_NOTRACE=/lruopt-notrace.ko
 WORKDIR=/tmp/lruopt-bench
 
@@ -72,6 +75,7 @@ while [ $# -gt 0 ]; do
 	--workloads) WORKLOADS=$2; shift 2 ;;
 	--configs) CONFIGS=$2; shift 2 ;;
 	--toggle) CONFIGS=BC; shift ;;
+	--no-tune) NOTUNE=1; shift ;;
 	--ko) KO_ARG=$2; shift 2 ;;
 	--ko-notrace) KO_NOTRACE=$2; shift 2 ;;
 	--workdir) WORKDIR=$2; shift 2 ;;
@@ -180,7 +184,7 @@ selected() {
 	return 1
 }
 
-echo "BENCH-META kernel=$KREL short=$BENCH_KSHORT ncpu=$(nproc) mem_kb=$(meminfo MemTotal) accel=${ACCEL:-none} host=$HOST rounds=$ROUNDS quick=$QUICK configs=$CONFIGS warmup=$WARMUP lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none) ko=$KO"
+echo "BENCH-META kernel=$KREL short=$BENCH_KSHORT ncpu=$(nproc) mem_kb=$(meminfo MemTotal) accel=${ACCEL:-none} host=$HOST rounds=$ROUNDS quick=$QUICK configs=$CONFIGS warmup=$WARMUP notune=$NOTUNE lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none) ko=$KO"
 
 WL=""
 for f in "$BENCH_DIR"/w-*.sh; do
@@ -212,7 +216,7 @@ for f in "$BENCH_DIR"/w-*.sh; do
 		echo "BENCH-SKIP workload=$w reason=\"setup failed (status $rc): $(echo "$out" | tr '\n"' ' '"'" | cut -c1-200)\""
 		continue
 	fi
-	echo "BENCH-WORKLOAD name=$w desc=\"$(wl_verb "$w" describe | tr '"' "'")\" tune=\"$(wl_verb "$w" tune | tr '\n' ',' | sed 's/,$//')\""
+	echo "BENCH-WORKLOAD name=$w desc=\"$(wl_verb "$w" describe | tr '"' "'")\" tune=\"$(wl_tune "$w" | tr '\n' ',' | sed 's/,$//')\""
 	WL="$WL $w"
 done
 NWL=$(echo $WL | wc -w)
@@ -221,9 +225,19 @@ if [ "$NWL" -eq 0 ]; then
 	exit 1
 fi
 
+# wl_tune W: config B's settings for W ("none" with --no-tune)
+wl_tune() {
+	if [ "$NOTUNE" = 1 ]; then
+		echo none
+	else
+		wl_verb "$1" tune
+	fi
+}
+
 # tune_apply W / tune_restore: config B's per-workload settings
 tune_apply() {
 	: >"$WORKDIR/tune.restore"
+	[ "$NOTUNE" = 1 ] && return 0
 	wl_verb "$1" tune | while read -r file val; do
 		[ -n "$file" ] || continue
 		echo "$file $(cat "$LO/$file")" >>"$WORKDIR/tune.restore"

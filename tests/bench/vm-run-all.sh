@@ -5,6 +5,7 @@
 # test suite, with options from the kernel command line:
 #   lruopt.bench_rounds=N  lruopt.bench_quick=1  lruopt.bench_workloads=a,b
 #   lruopt.bench_configs=ABC (BC: the in-boot toggle mode, run.sh --toggle)
+#   lruopt.bench_notune=1 (run.sh --no-tune)
 # and ends with the LRUOPT-TESTS-DONE line that tests/vm/vmrun waits for
 # (passed=1 when the driver reported no error).
 cd "$(dirname "$0")" || exit 1
@@ -15,6 +16,7 @@ for w in $(cat /tmp/cmdline 2>/dev/null || cat /proc/cmdline); do
 	lruopt.bench_quick=1) args="$args --quick" ;;
 	lruopt.bench_workloads=*) args="$args --workloads ${w#*=}" ;;
 	lruopt.bench_configs=*) args="$args --configs ${w#*=}" ;;
+	lruopt.bench_notune=1) args="$args --no-tune" ;;
 	esac
 done
 # The memory the workloads use must not be swapped or reclaimed

@@ -31,18 +31,7 @@ wl_setup() {
 wl_run() {
 	mnt=$(bench_ext4 128) || exit 1
 	mkdir -p "$mnt/storm"
-	drain_trace_begin
-	out=$(fadvstorm 4 "$(qf 80 200)" "$mnt/storm" 64 storm) || {
-		drain_trace_end >/dev/null
-		echo "fadvstorm failed: $out" >&2
-		exit 1
-	}
-	works=$(drain_trace_end)
-	n=$(kv "$out" n)
-	result call_median "$(ns2us "$(kv "$out" median_ns)")" us lower
-	result call_p99 "$(ns2us "$(kv "$out" p99_ns)")" us lower
-	result calls_per_s "$(div "$((n * 1000))" "$(kv "$out" wall_ms)" 0)" calls/s higher
-	[ -z "$works" ] || result drain_works_per_call "$(div "$works" "$n" 3)" works lower
+	fadvstorm_results "$mnt/storm" "$(qf 80 200)" storm || exit 1
 }
 
 wl_cleanup() {
