@@ -520,7 +520,7 @@ static bool drain_hold_me(void)
 /* The hint call: wait for a strict one to hold a lock. */
 static void drain_hold_wait(struct drain_call *dc)
 {
-	int ms;
+	u64 end = ktime_get_ns() + (u64)DRAIN_HOLD_MS * NSEC_PER_MSEC;
 
 	if (!drain_hold_me() || !dc->relaxed ||
 	    atomic_cmpxchg(&drain_hold_state, HOLD_IDLE, HOLD_SETUP) != HOLD_IDLE)
@@ -531,19 +531,20 @@ static void drain_hold_wait(struct drain_call *dc)
 	atomic_set_release(&drain_hold_state, HOLD_WAITING);
 	pr_info("drain_hold: hint call (epoch %lu, CPU %d) waits for a lock held\n",
 		dc->epoch, drain_hold_cpu);
-	for (ms = 0; ms < DRAIN_HOLD_MS; ms += 20) {
-		if (atomic_read_acquire(&drain_hold_state) >= HOLD_HOLDING)
+	while (atomic_read_acquire(&drain_hold_state) < HOLD_HOLDING) {
+		if (ktime_get_ns() >= end) {
+			pr_info("drain_hold: no strict call held a lock\n");
 			return;
+		}
 		msleep(20);
 	}
-	pr_info("drain_hold: no strict call held a lock\n");
 }
 
 /* The strict call, holding @slot's group @g: hold it for the hint call. */
 static void drain_hold_lock(struct drain_call *dc, struct drain_slot *slot,
 			    unsigned int g)
 {
-	int ms;
+	u64 end;
 
 	if (!drain_hold_me() || dc->relaxed ||
 	    atomic_read_acquire(&drain_hold_state) != HOLD_WAITING ||
@@ -557,11 +558,15 @@ static void drain_hold_lock(struct drain_call *dc, struct drain_slot *slot,
 	/* release: the lock's identity before the state */
 	atomic_set_release(&drain_hold_state, HOLD_HOLDING);
 	pr_info("drain_hold: strict call (epoch %lu) holds a lock\n", dc->epoch);
-	for (ms = 0; ms < DRAIN_HOLD_MS; ms++) {
-		if (atomic_read(&drain_hold_state) != HOLD_HOLDING)
-			break;
-		mdelay(1);
-	}
+	/*
+	 * Spinning, bounded by the clock: no sleep under the lock (RT's
+	 * spinlock_t holds an RCU read section), and no mdelay() count,
+	 * which is no clock under TCG.
+	 */
+	end = ktime_get_ns() + (u64)DRAIN_HOLD_MS * NSEC_PER_MSEC;
+	while (atomic_read(&drain_hold_state) == HOLD_HOLDING &&
+	       ktime_get_ns() < end)
+		cpu_relax();
 	pr_info("drain_hold: strict call releases the lock (%s)\n",
 		atomic_read(&drain_hold_state) == HOLD_TRIED ?
 		"the hint call tried it" : "nobody tried it");
